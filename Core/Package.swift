@@ -1,0 +1,26 @@
+// swift-tools-version:6.2
+// The shared core of bleagent: everything the agent, the simulator and the
+// role plugins have in common. It is one dynamic library (`BLECore`), consumed
+// by product from a local path package, so that the agent and every plugin
+// link the same copy (docs/ARCHITECTURE.md: the one-copy rule).
+import PackageDescription
+
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
+let package = Package(
+    name: "BLECore",
+    products: [
+        .library(name: "BLECore", type: .dynamic, targets: ["JSON", "DBus", "GATT"])
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CDBus", pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(
+            name: "CJSONC", pkgConfig: "json-c",
+            providers: [.apt(["libjson-c-dev"])]),
+        .target(name: "JSON", dependencies: ["CJSONC"], swiftSettings: strict),
+        .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
+        .target(name: "GATT", swiftSettings: strict),
+    ]
+)

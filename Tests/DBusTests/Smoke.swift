@@ -1,0 +1,3 @@
+import Testing
+import DBus
+@Test func builds() { #expect(true) }

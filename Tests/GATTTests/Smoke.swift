@@ -1,0 +1,3 @@
+import Testing
+import GATT
+@Test func builds() { #expect(true) }

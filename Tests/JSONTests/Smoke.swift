@@ -1,0 +1,3 @@
+import Testing
+import JSON
+@Test func builds() { #expect(true) }
