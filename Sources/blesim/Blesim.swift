@@ -1,0 +1,1 @@
+@main struct BlesimMain { static func main() { print("blesim: not yet") } }
