@@ -2,7 +2,8 @@
 ///
 /// A device advertises every `interval` plus a random advDelay of 0 to 10 ms (Core spec Vol 6
 /// Part B 4.4.2.2.1), starting at a random offset within its first interval. Events that fall
-/// more than one interval behind the present (while nobody listened) are skipped, not replayed.
+/// more than `backlogLimit` behind the present (while nobody listened, or the shell stalled)
+/// are skipped, not replayed.
 public struct AirSchedule: Sendable {
     private struct Entry: Sendable {
         var time: Int64
@@ -12,6 +13,9 @@ public struct AirSchedule: Sendable {
     private var heap: [Entry] = []
     private var intervals: [Int64]
     private var generator: SeededGenerator
+
+    /// How far behind the present events are still delivered, nanoseconds (1 s).
+    public static let backlogLimit: Int64 = 1_000_000_000
 
     /// Largest advDelay, nanoseconds.
     public static let maximumAdvertisingDelay: Int64 = 10_000_000
@@ -35,9 +39,9 @@ public struct AirSchedule: Sendable {
         while let top = heap.first, top.time <= now.nanoseconds {
             var entry = popMin()
             let interval = intervals[entry.device]
-            if entry.time < now.nanoseconds - interval {
-                let behind = (now.nanoseconds - entry.time) / interval
-                entry.time += behind * interval
+            let oldest = now.nanoseconds - Self.backlogLimit
+            if entry.time < oldest {
+                entry.time += ((oldest - entry.time) / interval + 1) * interval
             }
             due.append((entry.device, SimInstant(nanoseconds: entry.time)))
             entry.time += interval + Int64.random(in: 0...Self.maximumAdvertisingDelay, using: &generator)
