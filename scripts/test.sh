@@ -11,5 +11,8 @@ swift format lint --strict --recursive Package.swift Core/Package.swift Core/Sou
 log "build (once, reused by the tests)"
 swift build --build-tests
 
+log "one copy of the shared core"
+scripts/check-one-copy.sh .build/debug
+
 log "swift test"
 swift test --skip-build --disable-xctest
