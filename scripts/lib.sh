@@ -1,0 +1,39 @@
+# Shared set-up for scripts/run.sh, scripts/test.sh and .ci/run.
+# Sourced, not executed. Installs only what is missing, so a second run is quick.
+
+# Debian 12 packages the build and the tests need, and why:
+#   libdbus-1-dev, libjson-c-dev, pkg-config  the two C libraries we wrap, found through pkg-config
+#   dbus-daemon                               the private bus the tests and the demo start
+#   dbus-bin, systemd                         dbus-send and busctl: D-Bus clients we did not write, used by tests
+BLEAGENT_APT_PACKAGES=(libdbus-1-dev libjson-c-dev pkg-config dbus-daemon dbus-bin systemd)
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+ensure_swift() {
+    if ! command -v swift >/dev/null 2>&1; then
+        if [ -x /opt/swift/usr/bin/swift ]; then
+            export PATH="/opt/swift/usr/bin:$PATH"
+        else
+            log "no Swift toolchain: install Swift 6.3 (swift.org) and put it on PATH, or at /opt/swift"
+            return 1
+        fi
+    fi
+}
+
+ensure_packages() {
+    local missing=() p
+    for p in "${BLEAGENT_APT_PACKAGES[@]}" "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    [ "${#missing[@]}" -eq 0 ] && return 0
+    log "installing ${missing[*]}"
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+ensure_setup() {
+    ensure_swift
+    ensure_packages "$@"
+}

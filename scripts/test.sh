@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine and runs every test: the README's test command.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+ensure_setup
+
+log "swift format lint"
+swift format lint --strict --recursive Package.swift Core/Package.swift Core/Sources Sources Tests plugins
+
+log "build (once, reused by the tests)"
+swift build --build-tests
+
+log "one copy of the shared core"
+scripts/check-one-copy.sh .build/debug
+
+log "swift test"
+swift test --skip-build --disable-xctest
