@@ -57,6 +57,9 @@ struct DiscoveryFilterTests {
 
     @Test("GetDiscoveryFilters lists bluetoothd's keys in its order")
     func keys() {
-        #expect(DiscoveryFilter.keys == ["UUIDs", "RSSI", "Pathloss", "Transport", "DuplicateData", "Discoverable", "Pattern"])
+        #expect(
+            DiscoveryFilter.keys == [
+                "UUIDs", "RSSI", "Pathloss", "Transport", "DuplicateData", "Discoverable", "Pattern",
+            ])
     }
 }

@@ -22,7 +22,9 @@ struct RadioAndAirTests {
 
     @Test("waypoints: linear between points, held at the ends, repeated with loop")
     func waypoints() {
-        let points = [Waypoint(at: 0, position: Position(x: 1, y: 0)), Waypoint(at: 10, position: Position(x: 11, y: 0))]
+        let points = [
+            Waypoint(at: 0, position: Position(x: 1, y: 0)), Waypoint(at: 10, position: Position(x: 11, y: 0)),
+        ]
         let once = RadioModel(path: .waypoints(points, loop: false))
         #expect(once.position(at: .seconds(5)) == Position(x: 6, y: 0))
         #expect(once.position(at: .seconds(20)) == Position(x: 11, y: 0))

@@ -3,7 +3,9 @@ import Testing
 
 @Suite("Merging several clients' filters (merge_discovery_filters)")
 struct ScanFilterMergeTests {
-    func filter(uuids: [String] = [], rssi: Int16? = nil, pathloss: UInt16? = nil, transport: ScanTypes = .dual)
+    func filter(
+        uuids: [String] = [], rssi: Int16? = nil, pathloss: UInt16? = nil, transport: ScanTypes = .dual
+    )
         -> DiscoveryFilter
     {
         var filter = DiscoveryFilter(transport: transport)
@@ -21,7 +23,10 @@ struct ScanFilterMergeTests {
     @Test("UUIDs are the sorted union; RSSI the lowest; transports the union")
     func union() {
         let merged = ScanFilter.merge(
-            [filter(uuids: [Fixture.hrs], rssi: -60, transport: .le), filter(uuids: [Fixture.battery], rssi: -80, transport: .bredr)],
+            [
+                filter(uuids: [Fixture.hrs], rssi: -60, transport: .le),
+                filter(uuids: [Fixture.battery], rssi: -80, transport: .bredr),
+            ],
             adapterTransport: .dual)
         #expect(merged == ScanFilter(transport: .dual, rssi: -80, uuids: [Fixture.hrs, Fixture.battery].sorted()))
     }
@@ -34,13 +39,15 @@ struct ScanFilterMergeTests {
 
     @Test("a client without an RSSI threshold, or with Pathloss, removes the threshold")
     func noThreshold() {
-        #expect(ScanFilter.merge([filter(rssi: -60), filter(uuids: [Fixture.hrs])], adapterTransport: .dual)?.rssi == nil)
+        #expect(
+            ScanFilter.merge([filter(rssi: -60), filter(uuids: [Fixture.hrs])], adapterTransport: .dual)?.rssi == nil)
         #expect(ScanFilter.merge([filter(rssi: -60), filter(pathloss: 30)], adapterTransport: .dual)?.rssi == nil)
     }
 
     @Test("an unfiltered client beside a filtered one opens the scan to everything, still filtered")
     func mixed() {
-        let merged = ScanFilter.merge([filter(uuids: [Fixture.hrs], rssi: -40, transport: .le), nil], adapterTransport: .dual)
+        let merged = ScanFilter.merge(
+            [filter(uuids: [Fixture.hrs], rssi: -40, transport: .le), nil], adapterTransport: .dual)
         #expect(merged == ScanFilter(transport: .dual, rssi: nil, uuids: []))
     }
 

@@ -148,7 +148,9 @@ struct SimAdapterTests {
     @Test("RemoveDevice: DoesNotExist for an unknown path; removes a known device")
     func removeDevice() throws {
         var adapter = Fixture.adapter()
-        #expect(throws: BlueZError.doesNotExist) { try adapter.removeDevice(path: "/org/bluez/hci0/dev_00_00_00_00_00_00") }
+        #expect(throws: BlueZError.doesNotExist) {
+            try adapter.removeDevice(path: "/org/bluez/hci0/dev_00_00_00_00_00_00")
+        }
         _ = try adapter.startDiscovery(owner: ":1.1")
         _ = adapter.receive(Fixture.report(3), at: t0)
         let events = try adapter.removeDevice(path: "/org/bluez/hci0/dev_C0_11_22_33_44_03")
