@@ -17,7 +17,8 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
-        .testTarget(name: "SimCoreTests", dependencies: ["SimCore", core], swiftSettings: strict),
+        .testTarget(
+            name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "BlesimTests", dependencies: [core], swiftSettings: strict),
     ]
 )
