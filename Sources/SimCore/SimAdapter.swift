@@ -50,7 +50,12 @@ public struct SimAdapter: Sendable {
 
     /// The device whose object path is `devicePath`, if this adapter has it.
     public func device(atPath devicePath: String) -> RemoteDevice? {
-        devices.values.first { self.devicePath($0.address) == devicePath }
+        let prefix = path + "/dev_"
+        guard devicePath.hasPrefix(prefix) else { return nil }
+        let text = String(devicePath.dropFirst(prefix.count).map { $0 == "_" ? ":" : $0 })
+        guard let address = DeviceAddress(text), let device = devices[address], self.devicePath(address) == devicePath
+        else { return nil }
+        return device
     }
 
     /// `Alias`: the alias, else the name.

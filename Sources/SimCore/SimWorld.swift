@@ -29,6 +29,12 @@ public struct SimWorld: Sendable {
         public var adapter: Int
         /// What happened on it, in order.
         public var events: [AdapterEvent]
+
+        /// A batch of `events` on adapter `adapter`.
+        public init(adapter: Int, events: [AdapterEvent]) {
+            self.adapter = adapter
+            self.events = events
+        }
     }
 
     /// Whether any adapter is discovering (then the air must be run).

@@ -80,3 +80,28 @@ struct SimWorldTests {
         }
     }
 }
+
+@Suite("Object paths and signals")
+struct BusSignalTests {
+    @Test("events become InterfacesAdded/PropertiesChanged/InterfacesRemoved on the right paths")
+    func signals() throws {
+        var world = SimWorld(scenario: try Scenario.parse(try readText("Fixtures/two-adapters.json")))
+        let started = try world.withAdapter(0) { adapter throws(BlueZError) in try adapter.startDiscovery(owner: ":1.1")
+        }
+        let batch = SimWorld.Batch(adapter: 0, events: try #require(started))
+        #expect(
+            batch.signals(in: world) == [
+                .propertiesChanged(
+                    path: "/org/bluez/hci0", interface: "org.bluez.Adapter1",
+                    changed: [Property("Discovering", .bool(true))], invalidated: [])
+            ])
+        let signals = world.advance(to: .milliseconds(150)).flatMap { $0.signals(in: world) }
+        let paths = signals.compactMap { if case .interfacesAdded(let path, _) = $0 { path } else { nil } }
+        #expect(paths.sorted() == ["/org/bluez/hci0/dev_C0_00_00_00_00_01", "/org/bluez/hci0/dev_C0_00_00_00_00_02"])
+        #expect(world.managedObjects.map(\.path) == ["/org/bluez/hci0"] + paths.sorted() + ["/org/bluez/hci1"])
+        #expect(
+            world.locate(path: "/org/bluez/hci0/dev_C0_00_00_00_00_02")?.device == DeviceAddress("C0:00:00:00:00:02"))
+        #expect(world.locate(path: "/org/bluez/hci1")?.adapter == 1)
+        #expect(world.locate(path: "/org/bluez/hci1/dev_C0_00_00_00_00_02") == nil)
+    }
+}
