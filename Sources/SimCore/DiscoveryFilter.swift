@@ -1,3 +1,5 @@
+import GATT
+
 /// The transports a scan covers (BlueZ's scan type bits).
 public struct ScanTypes: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
@@ -30,8 +32,8 @@ public enum FilterArgument: Sendable, Equatable {
 
 /// One client's discovery filter, as `Adapter1.SetDiscoveryFilter` sets it (BlueZ 5.66).
 public struct DiscoveryFilter: Sendable, Equatable {
-    /// Service UUIDs, canonical 128-bit; empty matches any device.
-    public var uuids: [String]
+    /// Service UUIDs; empty matches any device.
+    public var uuids: [BluetoothUUID]
     /// RSSI threshold, dBm (-127...20).
     public var rssi: Int16?
     /// Pathloss threshold, dB (at most 137).
@@ -76,7 +78,7 @@ public struct DiscoveryFilter: Sendable, Equatable {
         for (key, value) in entries {
             try filter.apply(key: key, value: value)
         }
-        if filter.rssi != nil, filter.pathloss != nil { throw .invalidArguments }
+        if filter.rssi != nil, filter.pathloss != nil { throw BluetoothdError.invalidArguments }
         return filter
     }
 
@@ -84,14 +86,14 @@ public struct DiscoveryFilter: Sendable, Equatable {
         switch (key, value) {
         case ("UUIDs", .strings(let texts)):
             for text in texts {
-                guard let uuid = UUIDText.canonical(text) else { throw .invalidArguments }
+                guard let uuid = BluetoothUUID(text) else { throw BluetoothdError.invalidArguments }
                 uuids.append(uuid)
             }
         case ("RSSI", .int16(let value)):
-            guard (-127...20).contains(value) else { throw .invalidArguments }
+            guard (-127...20).contains(value) else { throw BluetoothdError.invalidArguments }
             rssi = value
         case ("Pathloss", .uint16(let value)):
-            guard value <= Self.maximumPathloss else { throw .invalidArguments }
+            guard value <= Self.maximumPathloss else { throw BluetoothdError.invalidArguments }
             pathloss = value
         case ("Transport", .string("bredr")): transport = .bredr
         case ("Transport", .string("le")): transport = .le
@@ -99,7 +101,7 @@ public struct DiscoveryFilter: Sendable, Equatable {
         case ("DuplicateData", .bool(let value)): duplicateData = value
         case ("Discoverable", .bool(let value)): discoverable = value
         case ("Pattern", .string(let value)): pattern = value
-        default: throw .invalidArguments
+        default: throw BluetoothdError.invalidArguments
         }
     }
 }

@@ -1,3 +1,5 @@
+import GATT
+
 /// How blesim applies a client's RSSI and Pathloss thresholds after the merged scan filter.
 public enum ProximityRule: Sendable, Equatable {
     /// As bluetoothd 5.66 does (`is_filter_match`): once a client's UUIDs match, its proximity
@@ -59,7 +61,7 @@ public struct DiscoverySessions: Sendable, Equatable {
     /// `StartDiscovery` from `owner`: `InProgress` if it already discovers. Returns whether
     /// discovery went from idle to active.
     public mutating func start(owner: String) throws(BlueZError) -> Bool {
-        guard !discovering.contains(where: { $0.owner == owner }) else { throw .inProgress }
+        guard !discovering.contains(where: { $0.owner == owner }) else { throw BluetoothdError.inProgress }
         let wasActive = isActive
         if let index = preset.firstIndex(where: { $0.owner == owner }) {
             discovering.insert(preset.remove(at: index), at: 0)
@@ -73,7 +75,7 @@ public struct DiscoverySessions: Sendable, Equatable {
     /// Its filter stays set for a later StartDiscovery. Returns whether discovery stopped.
     public mutating func stop(owner: String) throws(BlueZError) -> Bool {
         guard let index = discovering.firstIndex(where: { $0.owner == owner }) else {
-            throw .failed("No discovery started")
+            throw BluetoothdError.failed("No discovery started")
         }
         let client = discovering.remove(at: index)
         if client.filter != nil { preset.insert(client, at: 0) }

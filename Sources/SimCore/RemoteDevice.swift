@@ -1,3 +1,5 @@
+import GATT
+
 /// A Device1 object as bluetoothd keeps it: what it learnt from advertisements, and its state.
 public struct RemoteDevice: Sendable, Equatable {
     /// Its address.
@@ -12,8 +14,8 @@ public struct RemoteDevice: Sendable, Equatable {
     public var rssi: Int16?
     /// Advertised TX power; nil when unknown (BlueZ's 127).
     public var txPower: Int16?
-    /// Service UUIDs seen in its advertisements, canonical, first seen first.
-    public var uuids: [String] = []
+    /// Service UUIDs seen in its advertisements, first seen first.
+    public var uuids: [BluetoothUUID] = []
     /// Manufacturer data as bluetoothd accumulates it.
     public var manufacturerData: [ManufacturerDatum] = []
     /// Service data as bluetoothd accumulates it.
@@ -70,7 +72,7 @@ public struct RemoteDevice: Sendable, Equatable {
         ]
         if let rssi { list.append(Property("RSSI", .int16(rssi))) }
         list += [
-            Property("Connected", .bool(connected)), Property("UUIDs", .strings(uuids)),
+            Property("Connected", .bool(connected)), Property("UUIDs", .strings(uuids.map(\.uuidString))),
             Property("Adapter", .objectPath(adapterPath)),
         ]
         if !manufacturerData.isEmpty { list.append(Property("ManufacturerData", .manufacturerData(manufacturerData))) }

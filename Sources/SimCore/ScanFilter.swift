@@ -1,3 +1,5 @@
+import GATT
+
 /// The one filter the controller scans with, merged from every discovering client's filter the
 /// way bluetoothd 5.66 merges them for the kernel (`merge_discovery_filters`).
 ///
@@ -13,10 +15,10 @@ public struct ScanFilter: Sendable, Equatable {
     /// Reports below this RSSI are dropped.
     public var rssi: Int16?
     /// Reports advertising none of these UUIDs are dropped; empty drops none.
-    public var uuids: [String]
+    public var uuids: [BluetoothUUID]
 
     /// A merged filter.
-    public init(transport: ScanTypes, rssi: Int16?, uuids: [String]) {
+    public init(transport: ScanTypes, rssi: Int16?, uuids: [BluetoothUUID]) {
         self.transport = transport
         self.rssi = rssi
         self.uuids = uuids
@@ -34,7 +36,7 @@ public struct ScanFilter: Sendable, Equatable {
         var rssi: Int16? = nil
         var anyWithoutRSSI = false
         var anyWithoutUUIDs = false
-        var uuids = Set<String>()
+        var uuids = Set<BluetoothUUID>()
         for filter in filtered {
             transport.formUnion(filter.transport)
             if let threshold = filter.rssi {

@@ -1,3 +1,5 @@
+import GATT
+
 /// A simulated world: the local adapters and the virtual devices on the air around them.
 ///
 /// Read from a JSON scenario file by `Scenario.parse(_:)`; the format is documented in
@@ -128,11 +130,11 @@ public struct Advertisement: Sendable, Equatable {
     public var name: String?
     /// Whether `name` is the complete (0x09) or shortened (0x08) local name.
     public var nameIsComplete: Bool
-    /// Service UUIDs, canonical 128-bit text.
-    public var serviceUUIDs: [String]
+    /// Service UUIDs.
+    public var serviceUUIDs: [BluetoothUUID]
     /// Manufacturer specific data, by company identifier, in advertised order.
     public var manufacturerData: [ManufacturerDatum]
-    /// Service data, by canonical 128-bit UUID text, in advertised order.
+    /// Service data, by service UUID, in advertised order.
     public var serviceData: [ServiceDatum]
     /// The TX Power Level AD (dBm).
     public var txPower: Int8?
@@ -141,7 +143,7 @@ public struct Advertisement: Sendable, Equatable {
 
     /// An advertisement from its parts.
     public init(
-        flags: UInt8? = 0x06, name: String? = nil, nameIsComplete: Bool = true, serviceUUIDs: [String] = [],
+        flags: UInt8? = 0x06, name: String? = nil, nameIsComplete: Bool = true, serviceUUIDs: [BluetoothUUID] = [],
         manufacturerData: [ManufacturerDatum] = [], serviceData: [ServiceDatum] = [], txPower: Int8? = nil,
         appearance: UInt16? = nil
     ) {
@@ -175,13 +177,13 @@ public struct ManufacturerDatum: Sendable, Equatable {
 
 /// One service data AD: a service UUID and its bytes.
 public struct ServiceDatum: Sendable, Equatable {
-    /// The service UUID, canonical 128-bit text.
-    public var uuid: String
+    /// The service UUID.
+    public var uuid: BluetoothUUID
     /// The data after the UUID.
     public var data: [UInt8]
 
     /// A datum.
-    public init(uuid: String, data: [UInt8]) {
+    public init(uuid: BluetoothUUID, data: [UInt8]) {
         self.uuid = uuid
         self.data = data
     }

@@ -1,3 +1,4 @@
+import GATT
 import JSON
 
 /// A JSON value with its place in the scenario file, so every error can say where it is.
@@ -87,8 +88,8 @@ struct ScenarioField {
         return type
     }
 
-    func uuid() throws(ScenarioError) -> String {
-        guard let uuid = UUIDText.canonical(try string()) else {
+    func uuid() throws(ScenarioError) -> BluetoothUUID {
+        guard let uuid = BluetoothUUID(try string()) else {
             throw error("expected a 16-, 32- or 128-bit UUID like \"180D\" or \"6e400001-b5a3-f393-e0a9-e50e24dcca9e\"")
         }
         return uuid

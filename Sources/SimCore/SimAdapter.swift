@@ -1,3 +1,5 @@
+import GATT
+
 /// One simulated adapter (`/org/bluez/hciN`) as a pure state machine: its Adapter1 state,
 /// its discovery sessions and its device objects. Every operation returns the events the shell
 /// emits on D-Bus, in order; operations that bluetoothd would refuse throw its `BlueZError`.
@@ -117,7 +119,7 @@ public struct SimAdapter: Sendable {
 
     /// Sets `Discoverable`: `Failed "Not Powered"` while powered off.
     public mutating func setDiscoverable(_ on: Bool) throws(BlueZError) -> [AdapterEvent] {
-        guard powered else { throw .failed("Not Powered") }
+        guard powered else { throw BluetoothdError.failed("Not Powered") }
         discoverableByDiscovery = false
         guard on != discoverable else { return [] }
         discoverable = on

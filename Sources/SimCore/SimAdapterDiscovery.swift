@@ -1,9 +1,11 @@
+import GATT
+
 /// Adapter1's discovery methods and the device table, as bluetoothd 5.66 behaves.
 extension SimAdapter {
     /// `StartDiscovery` from bus name `owner`: NotReady when powered off, InProgress when that
     /// client already discovers.
     public mutating func startDiscovery(owner: String) throws(BlueZError) -> [AdapterEvent] {
-        guard powered else { throw .notReady }
+        guard powered else { throw BluetoothdError.notReady }
         let started = try sessions.start(owner: owner)
         var events = discoverableForFilters()
         if started {
@@ -17,7 +19,7 @@ extension SimAdapter {
     /// when that client does not discover. When the last session ends, Discovering goes false,
     /// devices found lose their RSSI and TxPower, and temporary non-connectable ones go.
     public mutating func stopDiscovery(owner: String) throws(BlueZError) -> [AdapterEvent] {
-        guard powered else { throw .notReady }
+        guard powered else { throw BluetoothdError.notReady }
         let stopped = try sessions.stop(owner: owner)
         return stopped ? endDiscovery() : []
     }
@@ -27,7 +29,7 @@ extension SimAdapter {
     public mutating func setDiscoveryFilter(
         owner: String, _ entries: [(key: String, value: FilterArgument)]
     ) throws(BlueZError) -> [AdapterEvent] {
-        guard powered else { throw .notReady }
+        guard powered else { throw BluetoothdError.notReady }
         let filter = try DiscoveryFilter.parse(entries, adapterTransport: sessions.adapterTransport)
         sessions.setFilter(filter, owner: owner)
         return discoverableForFilters()
@@ -40,8 +42,8 @@ extension SimAdapter {
 
     /// `RemoveDevice(path)`: DoesNotExist for an unknown path, NotReady when powered off.
     public mutating func removeDevice(path devicePath: String) throws(BlueZError) -> [AdapterEvent] {
-        guard let device = device(atPath: devicePath) else { throw .doesNotExist }
-        guard powered else { throw .notReady }
+        guard let device = device(atPath: devicePath) else { throw BluetoothdError.doesNotExist }
+        guard powered else { throw BluetoothdError.notReady }
         return remove(device.address)
     }
 

@@ -1,3 +1,5 @@
+import GATT
+
 /// The whole simulation, pure and deterministic: adapters, virtual devices, and the air between
 /// them. The shell tells it the time and forwards clients' requests; it answers with events.
 public struct SimWorld: Sendable {

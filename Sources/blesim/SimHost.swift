@@ -1,3 +1,4 @@
+import GATT
 import SimCore
 import Synchronization
 
@@ -45,7 +46,7 @@ final class SimHost: Sendable {
             let now = now
             let catchUp = state.world.advance(to: now).flatMap { $0.signals(in: state.world) }
             guard let (result, events) = try state.world.withAdapter(index, operation) else {
-                throw BlueZError.doesNotExist
+                throw BluetoothdError.doesNotExist
             }
             let signals = catchUp + SimWorld.Batch(adapter: index, events: events).signals(in: state.world)
             return (result, signals, Self.takeWakeUp(&state))

@@ -1,3 +1,4 @@
+import GATT
 import SimCore
 import Testing
 
@@ -20,7 +21,10 @@ struct DiscoveryFilterTests {
                 ("RSSI", .int16(-70)), ("Transport", .string("le")), ("Discoverable", .bool(true)),
                 ("Pattern", .string("C0:11")),
             ]))
-        #expect(filter.uuids == [Fixture.hrs, Fixture.battery, "6e400001-b5a3-f393-e0a9-e50e24dcca9e"])
+        #expect(
+            filter.uuids.map(\.uuidString) == [
+                Fixture.hrs.uuidString, Fixture.battery.uuidString, "6e400001-b5a3-f393-e0a9-e50e24dcca9e",
+            ])
         #expect(filter.rssi == -70)
         #expect(filter.transport == .le)
         #expect(filter.discoverable)
@@ -50,7 +54,7 @@ struct DiscoveryFilterTests {
             [("DuplicateData", .string("yes"))],
         ] as [[(String, FilterArgument)]])
     func invalid(_ entries: [(String, FilterArgument)]) {
-        #expect(throws: BlueZError.invalidArguments) {
+        #expect(throws: BluetoothdError.invalidArguments) {
             try parse(entries.map { (key: $0.0, value: $0.1) })
         }
     }

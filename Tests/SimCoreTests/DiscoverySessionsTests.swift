@@ -1,3 +1,4 @@
+import GATT
 import SimCore
 import Testing
 
@@ -8,7 +9,7 @@ struct DiscoverySessionsTests {
         var sessions = DiscoverySessions()
         let r1 = try sessions.start(owner: ":1.1")
         #expect(r1)
-        #expect(throws: BlueZError.inProgress) { try sessions.start(owner: ":1.1") }
+        #expect(throws: BluetoothdError.inProgress) { try sessions.start(owner: ":1.1") }
         let r2 = try sessions.start(owner: ":1.2")
         #expect(r2 == false)
         #expect(sessions.owners == [":1.1", ":1.2"])
@@ -18,7 +19,7 @@ struct DiscoverySessionsTests {
     func stopStranger() throws {
         var sessions = DiscoverySessions()
         _ = try sessions.start(owner: ":1.1")
-        #expect(throws: BlueZError.failed("No discovery started")) { try sessions.stop(owner: ":1.9") }
+        #expect(throws: BluetoothdError.failed("No discovery started")) { try sessions.stop(owner: ":1.9") }
         let r3 = try sessions.stop(owner: ":1.1")
         #expect(r3)
         #expect(!sessions.isActive)

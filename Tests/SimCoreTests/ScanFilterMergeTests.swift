@@ -1,10 +1,11 @@
+import GATT
 import SimCore
 import Testing
 
 @Suite("Merging several clients' filters (merge_discovery_filters)")
 struct ScanFilterMergeTests {
     func filter(
-        uuids: [String] = [], rssi: Int16? = nil, pathloss: UInt16? = nil, transport: ScanTypes = .dual
+        uuids: [BluetoothUUID] = [], rssi: Int16? = nil, pathloss: UInt16? = nil, transport: ScanTypes = .dual
     )
         -> DiscoveryFilter
     {

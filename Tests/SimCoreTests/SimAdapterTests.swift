@@ -1,3 +1,4 @@
+import GATT
 import SimCore
 import Testing
 
@@ -9,10 +10,10 @@ struct SimAdapterTests {
     func poweredOff() {
         var adapter = Fixture.adapter()
         _ = adapter.setPowered(false)
-        #expect(throws: BlueZError.notReady) { try adapter.startDiscovery(owner: ":1.1") }
-        #expect(throws: BlueZError.notReady) { try adapter.stopDiscovery(owner: ":1.1") }
-        #expect(throws: BlueZError.notReady) { try adapter.setDiscoveryFilter(owner: ":1.1", []) }
-        #expect(throws: BlueZError.failed("Not Powered")) { try adapter.setDiscoverable(true) }
+        #expect(throws: BluetoothdError.notReady) { try adapter.startDiscovery(owner: ":1.1") }
+        #expect(throws: BluetoothdError.notReady) { try adapter.stopDiscovery(owner: ":1.1") }
+        #expect(throws: BluetoothdError.notReady) { try adapter.setDiscoveryFilter(owner: ":1.1", []) }
+        #expect(throws: BluetoothdError.failed("Not Powered")) { try adapter.setDiscoverable(true) }
     }
 
     @Test("the first StartDiscovery sets Discovering; the last StopDiscovery clears it")
@@ -46,7 +47,7 @@ struct SimAdapterTests {
         #expect(byName["Alias"] == .string("Pay 1"))
         #expect(byName["RSSI"] == .int16(-61))
         #expect(byName["TxPower"] == .int16(4))
-        #expect(byName["UUIDs"] == .strings([Fixture.hrs]))
+        #expect(byName["UUIDs"] == .strings([Fixture.hrs.uuidString]))
         #expect(byName["ManufacturerData"] == .manufacturerData([ManufacturerDatum(company: 0x004C, data: [1, 2])]))
         #expect(byName["Connected"] == .bool(false))
         #expect(byName["Adapter"] == .objectPath("/org/bluez/hci0"))
@@ -148,7 +149,7 @@ struct SimAdapterTests {
     @Test("RemoveDevice: DoesNotExist for an unknown path; removes a known device")
     func removeDevice() throws {
         var adapter = Fixture.adapter()
-        #expect(throws: BlueZError.doesNotExist) {
+        #expect(throws: BluetoothdError.doesNotExist) {
             try adapter.removeDevice(path: "/org/bluez/hci0/dev_00_00_00_00_00_00")
         }
         _ = try adapter.startDiscovery(owner: ":1.1")

@@ -1,3 +1,4 @@
+import GATT
 import SimCore
 import Testing
 

@@ -1,16 +1,17 @@
+import GATT
 import SimCore
 
 /// Small builders shared by the SimCore tests.
 enum Fixture {
-    static let hrs = "0000180d-0000-1000-8000-00805f9b34fb"
-    static let battery = "0000180f-0000-1000-8000-00805f9b34fb"
+    static let hrs = BluetoothUUID(uuid16: 0x180D)
+    static let battery = BluetoothUUID(uuid16: 0x180F)
 
     static func address(_ last: UInt8) -> DeviceAddress {
         DeviceAddress(validBytes: (0xC0, 0x11, 0x22, 0x33, 0x44, last))
     }
 
     static func report(
-        _ last: UInt8, rssi: Int16 = -60, name: String? = "Dev", uuids: [String] = [], flags: UInt8? = 0x06,
+        _ last: UInt8, rssi: Int16 = -60, name: String? = "Dev", uuids: [BluetoothUUID] = [], flags: UInt8? = 0x06,
         txPower: Int8? = nil, manufacturer: [UInt8]? = nil, connectable: Bool = true
     ) -> AdvertisingReport {
         AdvertisingReport(
