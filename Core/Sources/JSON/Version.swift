@@ -1,2 +1,0 @@
-import CJSONC
-public func jsonVersion() -> String { String(cString: json_c_version()) }

@@ -1,3 +1,0 @@
-import Testing
-import JSON
-@Test func builds() { #expect(true) }
