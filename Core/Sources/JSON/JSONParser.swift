@@ -59,7 +59,8 @@ struct JSONParser {
         switch tokener.parse(terminated) {
         case .failure(let failure):
             throw diagnose(failure, in: text)
-        case .value(let root, let end):
+        case .value(let root, let parseEnd):
+            let end = min(parseEnd, text.count)  // never past the input, whatever json-c reports
             let audit = JSONTextAudit(
                 text: text, end: end, endIsComplete: true, maxDepth: depth, largeIntegers: options.largeIntegers)
             let largeIntegerEnds = try audit.run()
