@@ -4,7 +4,8 @@ import Synchronization
 
 /// Owns the simulated world and runs it on the real clock: one lock around `SimWorld`, one task
 /// that wakes at the world's next deadline (or when a request changed what the next deadline
-/// is) and advances it. Every change becomes `BusSignal`s handed to `emit`, in order.
+/// is) and advances it. Every change becomes `BusSignal`s handed to `emit`, in order, with the
+/// lock held (`emit` must not call back into the host).
 final class SimHost: Sendable {
     private struct State {
         var world: SimWorld
@@ -36,38 +37,50 @@ final class SimHost: Sendable {
         state.withLock { body($0.world) }
     }
 
-    /// A client's request on adapter `index`: runs `operation`, returns its result and the
-    /// signals it caused (for the caller to emit after its reply), and wakes the run loop.
-    /// Throws DoesNotExist-like `BlueZError` when there is no such adapter.
+    /// A client's request on adapter `index`: catches the air up to now, runs `operation`, emits
+    /// the signals (all under the world's lock, so signals leave in the order things happened),
+    /// and wakes the run loop. Changes to the adapter property `suppressing` are not emitted (the
+    /// object server announces a remote `Set` itself). DoesNotExist when there is no such adapter.
     func request<R: Sendable>(
-        adapter index: Int, _ operation: (inout SimAdapter) throws(BlueZError) -> (R, [AdapterEvent])
-    ) throws(BlueZError) -> (R, [BusSignal]) {
-        let (result, signals, wake) = try state.withLock { (state) throws(BlueZError) in
-            let now = now
-            let catchUp = state.world.advance(to: now).flatMap { $0.signals(in: state.world) }
+        adapter index: Int, suppressing: String? = nil,
+        _ operation: (inout SimAdapter) throws(BlueZError) -> (R, [AdapterEvent])
+    ) throws(BlueZError) -> R {
+        let (result, wake) = try state.withLock { (state) throws(BlueZError) in
+            emitAdvance(&state)
             guard let (result, events) = try state.world.withAdapter(index, operation) else {
                 throw BluetoothdError.doesNotExist
             }
-            let signals = catchUp + SimWorld.Batch(adapter: index, events: events).signals(in: state.world)
-            return (result, signals, Self.takeWakeUp(&state))
+            var signals = SimWorld.Batch(adapter: index, events: events).signals(in: state.world)
+            if let suppressing { signals = signals.compactMap { Self.removing(suppressing, from: $0) } }
+            if !signals.isEmpty { emit(signals) }
+            return (result, Self.takeWakeUp(&state))
         }
         wake?.resume()
-        return (result, signals)
+        return result
     }
 
-    /// A bus name left: its sessions end. Emits the signals.
+    /// A bus name left: its sessions end.
     func clientLeft(_ owner: String) {
-        let (signals, wake) = state.withLock { state in
-            let batches = state.world.clientLeft(owner: owner)
-            return (batches.flatMap { $0.signals(in: state.world) }, Self.takeWakeUp(&state))
+        let wake = state.withLock { state in
+            let signals = state.world.clientLeft(owner: owner).flatMap { $0.signals(in: state.world) }
+            if !signals.isEmpty { emit(signals) }
+            return Self.takeWakeUp(&state)
         }
         wake?.resume()
+    }
+
+    private func emitAdvance(_ state: inout State) {
+        let signals = state.world.advance(to: now).flatMap { $0.signals(in: state.world) }
         if !signals.isEmpty { emit(signals) }
     }
 
-    /// Emits signals a request caused, after its reply went out.
-    func publish(_ signals: [BusSignal]) {
-        if !signals.isEmpty { emit(signals) }
+    private static func removing(_ name: String, from signal: BusSignal) -> BusSignal? {
+        guard case .propertiesChanged(let path, let interface, let changed, let invalidated) = signal,
+            interface == BlueZInterface.adapter
+        else { return signal }
+        let kept = changed.filter { $0.name != name }
+        guard !kept.isEmpty || !invalidated.isEmpty else { return nil }
+        return .propertiesChanged(path: path, interface: interface, changed: kept, invalidated: invalidated)
     }
 
     private static func takeWakeUp(_ state: inout State) -> CheckedContinuation<Void, Never>? {
@@ -84,10 +97,7 @@ final class SimHost: Sendable {
         while !Task.isCancelled {
             let deadline = state.withLock { $0.world.nextDeadline }
             await sleep(until: deadline)
-            let signals = state.withLock { state in
-                state.world.advance(to: now).flatMap { $0.signals(in: state.world) }
-            }
-            if !signals.isEmpty { emit(signals) }
+            state.withLock { emitAdvance(&$0) }
         }
     }
 
