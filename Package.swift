@@ -19,6 +19,6 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
         .testTarget(
             name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "BlesimTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "BlesimTests", dependencies: [core], exclude: ["Fixtures"], swiftSettings: strict),
     ]
 )
