@@ -8,10 +8,12 @@ let package = Package(
     name: "bleagent",
     dependencies: [.package(path: "Core")],
     targets: [
+        // signalfd and eventfd, which the Glibc module does not import.
+        .systemLibrary(name: "CLinux"),
         // The control API's wire types, shared by the agent and blectl.
         .target(name: "ControlProtocol", dependencies: [core], swiftSettings: strict),
         // The agent apart from its entry point: config, control server, sd_notify, signals.
-        .target(name: "AgentCore", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
+        .target(name: "AgentCore", dependencies: [core, "ControlProtocol", "CLinux"], swiftSettings: strict),
         .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
         .executableTarget(name: "blectl", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
