@@ -201,6 +201,7 @@ public final class ControlServer: Sendable {
             return
         }
         let methodCall = MethodCall(method: call.method, params: call.params, peer: peer)
+        let afterReply = methodCall.afterReply
         Task { [weak self] in
             let outcome: Result<JSON, RPCError>
             do {
@@ -211,7 +212,10 @@ public final class ControlServer: Sendable {
                 outcome = .failure(RPCError(.internalError, "\(error)"))
             }
             guard let self else { return }
-            self.loop.execute { self.reply(call, outcome, to: id) }
+            self.loop.execute {
+                self.reply(call, outcome, to: id)
+                afterReply.run()
+            }
         }
     }
 

@@ -27,12 +27,37 @@ public struct MethodCall: Sendable {
     public var params: JSON?
     /// The caller.
     public var peer: PeerIdentity
+    /// Work to run on the server's loop once the reply is queued and written
+    /// as far as the socket takes it (for example: stop the agent).
+    public let afterReply: AfterReply
 
     /// A call.
-    public init(method: String, params: JSON?, peer: PeerIdentity) {
+    public init(method: String, params: JSON?, peer: PeerIdentity, afterReply: AfterReply = AfterReply()) {
         self.method = method
         self.params = params
         self.peer = peer
+        self.afterReply = afterReply
+    }
+}
+
+/// Closures a handler leaves for after its reply has gone out.
+public final class AfterReply: Sendable {
+    private let actions = Mutex<[@Sendable () -> Void]>([])
+
+    /// No actions yet.
+    public init() {}
+
+    /// Adds an action.
+    public func add(_ action: @escaping @Sendable () -> Void) {
+        actions.withLock { $0.append(action) }
+    }
+
+    /// Runs and removes every action, in order.
+    public func run() {
+        for action in actions.withLock({ current in
+            defer { current = [] }
+            return current
+        }) { action() }
     }
 }
 
