@@ -21,7 +21,7 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
         .testTarget(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
-            resources: [.copy("Fixtures")], swiftSettings: strict),
+            exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "BlectlTests", dependencies: [core, "ControlProtocol", "bleagent", "blectl"],
             swiftSettings: strict),

@@ -26,6 +26,12 @@ public struct AgentConfig: Sendable, Hashable {
         public var identifier: String
         /// The absolute directory restored state is written to.
         public var stateDirectory: String
+
+        /// Restore settings.
+        public init(identifier: String, stateDirectory: String) {
+            self.identifier = identifier
+            self.stateDirectory = stateDirectory
+        }
     }
 
     /// The control socket's settings.
@@ -45,6 +51,12 @@ public struct AgentConfig: Sendable, Hashable {
         public var plugin: String
         /// The plugin's own config, handed to it unread (an empty object if absent).
         public var config: JSON
+
+        /// Role settings.
+        public init(plugin: String, config: JSON) {
+            self.plugin = plugin
+            self.config = config
+        }
     }
 
     /// The absolute path of the file this config was read from.
