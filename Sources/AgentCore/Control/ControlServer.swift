@@ -81,6 +81,10 @@ public final class ControlServer: Sendable {
             }
             return (state.socket, state.clients)
         }
+        if let socket {
+            loop.unregister(socket.fd)
+            socket.remove()
+        }
         for client in clients.values {
             var outbox = client.outbox
             while let bytes = outbox.nextBytes, let written = UnixSocket.writeSome(client.fd, bytes), written > 0 {
@@ -88,10 +92,6 @@ public final class ControlServer: Sendable {
             }
             loop.unregister(client.fd)
             Glibc.close(client.fd)
-        }
-        if let socket {
-            loop.unregister(socket.fd)
-            socket.remove()
         }
     }
 
