@@ -69,7 +69,9 @@ struct EventsCommand: BlectlCommand {
     func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
         let client = try context.connect()
         let params: JSON? = kinds.isEmpty ? nil : ["kinds": .array(kinds.map { .string($0.rawValue) })]
-        _ = try client.call("events.subscribe", params: params)
+        let subscribed = try client.call("events.subscribe", params: params)
+        let names = (subscribed["kinds"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
+        Output.write(2, "blectl: streaming events (\(names)); interrupt to stop\n")
         try EventPrinter(context: context).stream(client)
         return 0
     }
