@@ -90,7 +90,9 @@ do {
         default: agent.stop(reason: signal == SIGINT ? "SIGINT" : "SIGTERM")
         }
     }
-    log("listening on \(config.control.socketPath); role \(config.role.rawValue): not running (\(Agent.roleNotRunningReason))")
+    log(
+        "listening on \(config.control.socketPath); role \(config.role.rawValue): not running (\(Agent.roleNotRunningReason))"
+    )
     agent.announceStarted()
     loop.run()
     server.close()

@@ -16,7 +16,10 @@ struct StatusCommand: BlectlCommand {
         let roleState = status["roleState"]
         let state = [roleState?["state"]?.stringValue, roleState?["reason"]?.stringValue].compactMap { $0 }
         return Output.table([
-            ("agent", "\(Output.cell(status["agent"])) \(Output.cell(status["version"])) (control API \(Output.cell(status["apiVersion"])))"),
+            (
+                "agent",
+                "\(Output.cell(status["agent"])) \(Output.cell(status["version"])) (control API \(Output.cell(status["apiVersion"])))"
+            ),
             ("pid", Output.cell(status["pid"])),
             ("uptime", status["uptimeSeconds"]?.intValue.map { Output.duration(seconds: $0) } ?? "-"),
             ("config", Output.cell(status["config"])),
@@ -60,7 +63,8 @@ struct EventsCommand: BlectlCommand {
     init(_ arguments: inout ArgumentCursor) throws(UsageError) {
         kinds = try arguments.values("--kind").map { (name: String) throws(UsageError) -> EventKind in
             guard let kind = EventKind(rawValue: name) else {
-                throw UsageError("unknown event kind \"\(name)\" (\(EventKind.allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw UsageError(
+                    "unknown event kind \"\(name)\" (\(EventKind.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             return kind
         }

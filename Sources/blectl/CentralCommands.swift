@@ -106,7 +106,9 @@ struct ServicesCommand: BlectlCommand {
                 rows.append(["service", Output.cell(service["uuid"]), ""])
                 for characteristic in service["characteristics"]?.arrayValue ?? [] {
                     let properties = (characteristic["properties"]?.arrayValue ?? []).map(Output.cell)
-                    rows.append(["  characteristic", Output.cell(characteristic["uuid"]), properties.joined(separator: ",")])
+                    rows.append([
+                        "  characteristic", Output.cell(characteristic["uuid"]), properties.joined(separator: ","),
+                    ])
                 }
             }
             return Output.grid(["KIND", "UUID", "PROPERTIES"], rows)

@@ -61,7 +61,7 @@ final class ControlClient {
                 case .success(let value): return value
                 case .failure(let error): throw .agent(error)
                 }
-            case .response(.null, .failure(let error)):
+            case .response(.null, .failure(let error)) where [.tooManyClients, .notAuthorized].contains(error.code):
                 // A connection-level refusal (not authorized, too many clients).
                 throw .unreachable("the agent refused the connection: \(error.message) (\(error.code.rawValue))")
             case .response:

@@ -39,7 +39,9 @@ enum Output {
     /// Columns with a header row, each padded to its widest cell.
     static func grid(_ header: [String], _ rows: [[String]]) -> String {
         let all = [header] + rows
-        let widths = header.indices.map { column in all.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0 }
+        let widths = header.indices.map { column in
+            all.map { $0.indices.contains(column) ? $0[column].count : 0 }.max() ?? 0
+        }
         return all.map { row in
             row.enumerated().map { index, cell in index == row.count - 1 ? cell : cell.padding(to: widths[index]) }
                 .joined(separator: "  ")
@@ -66,5 +68,7 @@ enum Output {
 }
 
 extension String {
-    func padding(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+    func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
 }

@@ -39,6 +39,16 @@ struct ConfigTests {
         #expect(config.selectedRole?.config == ["localName": "node", "nested": ["x": [1, 2]]])
     }
 
+    @Test("the shipped roles.json is valid: the simulator, the central role, paths under the repository")
+    func shippedConfig() throws {
+        let repository = String(fixtures.dropLast("/Tests/AgentCoreTests/Fixtures".count))
+        let config = try AgentConfig.load(from: "\(repository)/roles.json")
+        #expect(config.backend == .sim)
+        #expect(config.role == .central)
+        #expect(config.control.socketPath == "\(repository)/.bleagent/control.sock")
+        #expect(config.pluginDirectory == "\(repository)/.build/debug")
+    }
+
     @Test("a minimal config gets the documented defaults")
     func defaults() throws {
         let config = try AgentConfig.load(from: "\(fixtures)/valid-minimal.json")
@@ -123,13 +133,15 @@ struct ConfigTests {
             ])
     }
 
-    @Test("control.mode: accepted and rejected octal modes", arguments: [
-        ("0600", nil), ("600", nil), ("0660", nil), ("0777", nil),
-        ("999", "\"999\" is not an octal file mode (three or four digits 0-7, such as \"0600\")"),
-        ("06000", "\"06000\" is not an octal file mode (three or four digits 0-7, such as \"0600\")"),
-        ("4755", "\"4755\" sets special bits (setuid, setgid or sticky); use at most \"0777\""),
-        ("0400", "\"0400\" does not let the owner read and write the socket; it must include 0600"),
-    ] as [(String, String?)])
+    @Test(
+        "control.mode: accepted and rejected octal modes",
+        arguments: [
+            ("0600", nil), ("600", nil), ("0660", nil), ("0777", nil),
+            ("999", "\"999\" is not an octal file mode (three or four digits 0-7, such as \"0600\")"),
+            ("06000", "\"06000\" is not an octal file mode (three or four digits 0-7, such as \"0600\")"),
+            ("4755", "\"4755\" sets special bits (setuid, setgid or sticky); use at most \"0777\""),
+            ("0400", "\"0400\" does not let the owner read and write the socket; it must include 0600"),
+        ] as [(String, String?)])
     func modes(mode: String, expected: String?) throws {
         let json: JSON = [
             "version": 1, "role": "central", "control": ["mode": .string(mode)],

@@ -62,7 +62,9 @@ struct ControlServerTests {
         let harness = try ServerHarness { $0.maxMessageBytes = 1024 }
         defer { harness.shutDown() }
         let client = try harness.client()
-        client.sendLine(#"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":[""# + String(repeating: "x", count: 5000) + #""]}"#)
+        client.sendLine(
+            #"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":[""# + String(repeating: "x", count: 5000) + #""]}"#
+        )
         let error = client.readJSON()
         #expect(errorCode(error) == -32003)
         #expect(error?["id"] == .null)
@@ -155,7 +157,8 @@ struct ControlServerTests {
         defer { harness.shutDown() }
         let loop = try EventLoop()
         let rival = ControlServer(
-            options: ControlServerOptions(socketPath: harness.socketPath, policy: PeerPolicy(allowedUids: [], ownUid: 0)),
+            options: ControlServerOptions(
+                socketPath: harness.socketPath, policy: PeerPolicy(allowedUids: [], ownUid: 0)),
             loop: loop, registry: MethodRegistry(), bus: EventBus())
         #expect(throws: ControlServerError.self) { try rival.start() }
         #expect(try harness.client().call("test.echo", [1])?["result"] == [1], "the first server still serves")
@@ -167,11 +170,14 @@ struct ControlServerTests {
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(stalePath.utf8)) }
         _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         close(fd)
         let replacement = ControlServer(
-            options: ControlServerOptions(socketPath: stalePath, policy: PeerPolicy(allowedUids: [], ownUid: geteuid())),
+            options: ControlServerOptions(
+                socketPath: stalePath, policy: PeerPolicy(allowedUids: [], ownUid: geteuid())),
             loop: loop, registry: MethodRegistry(), bus: EventBus())
         try replacement.start()
         replacement.close()

@@ -43,7 +43,9 @@ struct RequestDecoderTests {
 
     @Test("a notification has no id")
     func notification() {
-        #expect(decode(#"{"jsonrpc":"2.0","method":"agent.status"}"#) == .call(RPCCall(id: nil, method: "agent.status", params: nil)))
+        #expect(
+            decode(#"{"jsonrpc":"2.0","method":"agent.status"}"#)
+                == .call(RPCCall(id: nil, method: "agent.status", params: nil)))
     }
 
     @Test("malformed JSON is a -32700 parse error with id null")
@@ -57,15 +59,23 @@ struct RequestDecoderTests {
         #expect(error.message.hasPrefix("parse error: line 1, column 2:"))
     }
 
-    @Test("requests that are not request objects are -32600, keeping a readable id", arguments: [
-        (#"[{"jsonrpc":"2.0","id":1,"method":"a.b"}]"#, RPCID.null, "batches are not supported: send one request per line"),
-        (#"[]"#, .null, "batches are not supported: send one request per line"),
-        (#""text""#, .null, "a request must be a JSON object"),
-        (#"{"jsonrpc":"2.0","id":1.5,"method":"a.b"}"#, .null, "\"id\" must be a string, an integer or null"),
-        (#"{"jsonrpc":"1.0","id":3,"method":"a.b"}"#, .number(3), "\"jsonrpc\" must be \"2.0\""),
-        (#"{"jsonrpc":"2.0","id":4,"method":5}"#, .number(4), "\"method\" must be a non-empty string"),
-        (#"{"jsonrpc":"2.0","id":5,"method":"a.b","params":3}"#, .number(5), "\"params\" must be an object or an array"),
-    ])
+    @Test(
+        "requests that are not request objects are -32600, keeping a readable id",
+        arguments: [
+            (
+                #"[{"jsonrpc":"2.0","id":1,"method":"a.b"}]"#, RPCID.null,
+                "batches are not supported: send one request per line"
+            ),
+            (#"[]"#, .null, "batches are not supported: send one request per line"),
+            (#""text""#, .null, "a request must be a JSON object"),
+            (#"{"jsonrpc":"2.0","id":1.5,"method":"a.b"}"#, .null, "\"id\" must be a string, an integer or null"),
+            (#"{"jsonrpc":"1.0","id":3,"method":"a.b"}"#, .number(3), "\"jsonrpc\" must be \"2.0\""),
+            (#"{"jsonrpc":"2.0","id":4,"method":5}"#, .number(4), "\"method\" must be a non-empty string"),
+            (
+                #"{"jsonrpc":"2.0","id":5,"method":"a.b","params":3}"#, .number(5),
+                "\"params\" must be an object or an array"
+            ),
+        ])
     func invalidRequests(line: String, id: RPCID, message: String) {
         #expect(decode(line) == .reject(id: id, RPCError(.invalidRequest, message)))
     }

@@ -10,7 +10,8 @@ struct AgentProcessTests {
         defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
         writeFile(
             "\(directory)/roles.json",
-            #"{"version":1,"role":"central","control":{"socket":"s.sock","mode":"999"},"roles":{"central":{"plugin":5}},"x":1}"#)
+            #"{"version":1,"role":"central","control":{"socket":"s.sock","mode":"999"},"roles":{"central":{"plugin":5}},"x":1}"#
+        )
         let result = try Child("\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json"]).finish()
         #expect(result.status == 78)
         #expect(result.stdout == "")
@@ -25,7 +26,9 @@ struct AgentProcessTests {
         #expect(!fileExists("\(directory)/s.sock"))
     }
 
-    @Test("start-up sends READY=1 to NOTIFY_SOCKET (abstract) once the socket exists; SIGTERM sends STOPPING=1, exits 0 and removes the socket")
+    @Test(
+        "start-up sends READY=1 to NOTIFY_SOCKET (abstract) once the socket exists; SIGTERM sends STOPPING=1, exits 0 and removes the socket"
+    )
     func readyAndStop() throws {
         let agent = try RunningAgent()
         #expect(agent.readyMessage == "READY=1\nSTATUS=running central (config \(agent.configPath))")

@@ -65,14 +65,23 @@ struct BlectlOutputTests {
             ([], "missing command"),
             (["connect"], "missing DEVICE"),
             (["connect", "not-an-address"], "\"not-an-address\" is not a device address (such as AA:BB:CC:DD:EE:FF)"),
-            (["write", "AA:BB:CC:DD:EE:FF", "2a37", "xyz", "--hex"],
-             "\"xyz\" is not hex bytes (an even number of hex digits, such as 0a1b or 0a:1b)"),
-            (["read", "AA:BB:CC:DD:EE:FF", "12345"],
-             "\"12345\" is not a UUID (such as 2a37 or 00002a37-0000-1000-8000-00805f9b34fb)"),
-            (["events", "--kind", "weather"],
-             "unknown event kind \"weather\" (discovered, connected, disconnected, value, state, plugin)"),
+            (
+                ["write", "AA:BB:CC:DD:EE:FF", "2a37", "xyz", "--hex"],
+                "\"xyz\" is not hex bytes (an even number of hex digits, such as 0a1b or 0a:1b)"
+            ),
+            (
+                ["read", "AA:BB:CC:DD:EE:FF", "12345"],
+                "\"12345\" is not a UUID (such as 2a37 or 00002a37-0000-1000-8000-00805f9b34fb)"
+            ),
+            (
+                ["events", "--kind", "weather"],
+                "unknown event kind \"weather\" (discovered, connected, disconnected, value, state, plugin)"
+            ),
             (["status", "extra"], "unexpected argument \"extra\""),
-            (["call", "agent.status", "[1"], "PARAMS_JSON is not valid JSON: line 1, column 3: unexpected end of input (json-c: unexpected end of data)"),
+            (
+                ["call", "agent.status", "[1"],
+                "PARAMS_JSON is not valid JSON: line 1, column 3: unexpected end of input (json-c: unexpected end of data)"
+            ),
         ] {
             let result = try blectl(["--socket", "/nonexistent/agent.sock"] + arguments)
             #expect(result.status == 64, "\(arguments)")
@@ -86,7 +95,9 @@ struct BlectlOutputTests {
         let result = try blectl(["--socket", "/nonexistent/agent.sock", "status"])
         #expect(result.status == 69)
         #expect(result.stdout == "")
-        #expect(result.stderr == "blectl: agent unreachable: cannot connect to /nonexistent/agent.sock: No such file or directory\n")
+        #expect(
+            result.stderr
+                == "blectl: agent unreachable: cannot connect to /nonexistent/agent.sock: No such file or directory\n")
     }
 
     @Test("an agent error exits 1: a planned central method the agent does not have yet, and a rejected reload")

@@ -115,7 +115,9 @@ struct ChildError: Error, CustomStringConvertible {
 }
 
 /// Runs blectl to completion.
-func blectl(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+func blectl(
+    _ arguments: [String], environment: [String: String] = [:]
+) throws -> (
     status: Int32, stdout: String, stderr: String
 ) {
     try Child("\(buildDirectory)/blectl", arguments, environment: environment).finish()

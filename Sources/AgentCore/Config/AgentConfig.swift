@@ -188,7 +188,7 @@ extension AgentConfig {
 
     private static func readUids(_ json: JSON, at path: String, into reader: inout ConfigReader) -> [UInt32] {
         guard let array = json.arrayValue else {
-            reader.issue("allowedUids", "expected an array of user ids, found \(json.kindName)")
+            reader.issue("allowedUids", "expected an array of user ids, found \(kindName(of: json))")
             return []
         }
         var uids: [UInt32] = []
@@ -196,7 +196,7 @@ extension AgentConfig {
             if let uid = element.intValue, uid >= 0, uid < Int64(UInt32.max) {
                 uids.append(UInt32(uid))
             } else {
-                let found = element.intValue.map { "\($0)" } ?? element.kindName
+                let found = element.intValue.map { "\($0)" } ?? kindName(of: element)
                 reader.issue(
                     at: "\(path)[\(index)]", "expected a user id (an integer from 0 to 4294967294), found \(found)")
             }
@@ -216,7 +216,7 @@ extension AgentConfig {
             }
             let config = settings.value("config", required: false) ?? .object(JSONObject())
             if config.objectValue == nil {
-                settings.issue("config", "expected an object, found \(config.kindName)")
+                settings.issue("config", "expected an object, found \(kindName(of: config))")
             }
             settings.finish()
             reader.absorb(settings)

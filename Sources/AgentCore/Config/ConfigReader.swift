@@ -12,7 +12,7 @@ struct ConfigReader {
     /// A reader over `json` at `path`; `nil` (with an issue) if it is not an object.
     static func object(_ json: JSON, at path: String, issues: inout [ConfigIssue]) -> ConfigReader? {
         guard case .object(let object) = json else {
-            issues.append(ConfigIssue(path: path, message: "expected an object, found \(json.kindName)"))
+            issues.append(ConfigIssue(path: path, message: "expected an object, found \(kindName(of: json))"))
             return nil
         }
         return ConfigReader(path: path, object: object)
@@ -48,7 +48,7 @@ struct ConfigReader {
     mutating func string(_ key: String, required: Bool = false) -> String? {
         guard let value = value(key, required: required) else { return nil }
         guard let string = value.stringValue else {
-            issue(key, "expected a string, found \(value.kindName)")
+            issue(key, "expected a string, found \(kindName(of: value))")
             return nil
         }
         return string
@@ -67,7 +67,7 @@ struct ConfigReader {
     mutating func int(_ key: String, required: Bool = false) -> Int64? {
         guard let value = value(key, required: required) else { return nil }
         guard let int = value.intValue else {
-            issue(key, "expected an integer, found \(value.kindName)")
+            issue(key, "expected an integer, found \(kindName(of: value))")
             return nil
         }
         return int
@@ -102,17 +102,17 @@ struct ConfigReader {
     }
 }
 
-extension JSON {
-    /// `a string`, `an integer`, ... for error messages.
-    var kindName: String {
-        switch self {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .int: "an integer"
-        case .double: "a number with a fraction"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
+/// `a string`, `an integer`, ... for error messages. (A free function, not
+/// an extension of `JSON`: an extension would define symbols under the core's
+/// module prefix in this image, which the one-copy check counts.)
+func kindName(of json: JSON) -> String {
+    switch json {
+    case .null: "null"
+    case .bool: "a boolean"
+    case .int: "an integer"
+    case .double: "a number with a fraction"
+    case .string: "a string"
+    case .array: "an array"
+    case .object: "an object"
     }
 }

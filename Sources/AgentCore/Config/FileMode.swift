@@ -5,11 +5,12 @@ import JSON
 enum FileMode {
     static func parse(_ json: JSON, issue: (String) -> Void) -> UInt32? {
         guard let text = json.stringValue else {
-            issue("expected a string of octal digits such as \"0600\", found \(json.kindName)")
+            issue("expected a string of octal digits such as \"0600\", found \(kindName(of: json))")
             return nil
         }
         let digits = Array(text.utf8)
-        guard (3...4).contains(digits.count), digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "7")).contains($0) })
+        guard (3...4).contains(digits.count),
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "7")).contains($0) })
         else {
             issue("\"\(text)\" is not an octal file mode (three or four digits 0-7, such as \"0600\")")
             return nil

@@ -282,10 +282,12 @@ public final class ControlServer: Sendable {
 
     private func flush(_ id: UInt64) {
         while true {
-            guard let (fd, bytes) = state.withLock({ state -> (Int32, ArraySlice<UInt8>?)? in
-                guard let client = state.clients[id] else { return nil }
-                return (client.fd, client.outbox.nextBytes)
-            }) else { return }
+            guard
+                let (fd, bytes) = state.withLock({ state -> (Int32, ArraySlice<UInt8>?)? in
+                    guard let client = state.clients[id] else { return nil }
+                    return (client.fd, client.outbox.nextBytes)
+                })
+            else { return }
             guard let bytes else {
                 loop.update(fd, events: Int16(POLLIN))
                 return

@@ -108,7 +108,9 @@ public final class MethodRegistry: Sendable {
 
     /// Registers a plugin's method: `method` must be `namespace.something`
     /// and `namespace` must not be reserved.
-    public func register(_ method: String, namespace: String, handler: @escaping MethodHandler)
+    public func register(
+        _ method: String, namespace: String, handler: @escaping MethodHandler
+    )
         throws(RegistrationError)
     {
         guard !ControlAPI.reservedNamespaces.contains(namespace) else { throw .reservedNamespace(namespace) }

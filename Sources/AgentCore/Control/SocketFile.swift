@@ -46,7 +46,8 @@ struct SocketFile {
         let privateDirectory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { rmdir(privateDirectory) }
         let temporary = "\(privateDirectory)/socket"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw .system(.current("socket")) }
         do throws(SystemError) {
             let bound = try UnixSocket.withAddress(temporary) { bind(fd, $0, $1) }

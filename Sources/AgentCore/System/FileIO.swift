@@ -11,7 +11,9 @@ enum FileIO {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = try retryingEINTR("read \(path)") { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+            let count = try retryingEINTR("read \(path)") {
+                chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            }
             if count == 0 { return bytes }
             bytes += chunk[..<count]
             if bytes.count > limit { throw SystemError("read \(path): larger than \(limit) bytes", errno: EFBIG) }

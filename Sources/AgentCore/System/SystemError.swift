@@ -30,7 +30,9 @@ public struct SystemError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// Calls `body` again while it fails with EINTR; returns its result or throws.
 @discardableResult
-func retryingEINTR<T: BinaryInteger>(_ operation: @autoclosure () -> String, _ body: () -> T) throws(SystemError)
+func retryingEINTR<T: BinaryInteger>(
+    _ operation: @autoclosure () -> String, _ body: () -> T
+) throws(SystemError)
     -> T
 {
     while true {

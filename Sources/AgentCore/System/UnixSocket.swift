@@ -28,7 +28,9 @@ public enum UnixSocket {
 
     /// Connects a blocking stream socket to `path`.
     public static func connect(to path: String) throws(SystemError) -> Int32 {
-        let fd = try retryingEINTR("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try retryingEINTR("socket") {
+            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
         let result = try withAddress(path) { Glibc.connect(fd, $0, $1) }
         if result != 0 {
             let error = SystemError.current("connect \(path)")
