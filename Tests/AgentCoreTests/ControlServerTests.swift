@@ -43,7 +43,38 @@ struct ControlServerTests {
         #expect(errorCode(client.readJSON()) == -32602)
         let failed = client.call("test.fail")
         #expect(failed?["error"] == ["code": -32011, "message": "no role", "data": ["why": "test"]])
+        #expect(client.call("test.crash")?["error"] == ["code": -32603, "message": "something broke"])
         #expect(client.call("test.echo", ["hello": "world"])?["result"] == ["hello": "world"])
+    }
+
+    @Test("a client that sends requests but never reads the replies is disconnected; others stay served")
+    func clientThatNeverReads() throws {
+        let harness = try ServerHarness { $0.maxQueuedReplyBytes = 256 * 1024 }
+        defer { harness.shutDown() }
+        let greedy = try harness.client()
+        let polite = try harness.client()
+        let request = RPCMessage.request(
+            id: .number(1), method: "test.echo", params: [.string(String(repeating: "r", count: 64 * 1024))])
+        var line = Array(request.serialized().utf8) + [UInt8(ascii: "\n")]
+        var sent = 0
+        // Blocking sends: they fail once the server has closed the connection.
+        sending: for _ in 0..<2_000 {
+            var offset = 0
+            while offset < line.count {
+                let written = line[offset...].withUnsafeBytes {
+                    send(greedy.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
+                if written <= 0 { break sending }
+                offset += written
+            }
+            sent += 1
+        }
+        line = []
+        #expect(sent < 2_000, "the server closed the connection before every request was sent")
+        var replies = 0
+        while greedy.readLine() != nil { replies += 1 }
+        #expect(replies < sent, "the connection ended before every reply was written")
+        #expect(polite.call("test.echo", ["still"])?["result"] == ["still"])
     }
 
     @Test("a notification gets no reply")

@@ -102,6 +102,7 @@ final class ServerHarness {
         try registry.registerBuiltin("test.fail") { _ in
             throw RPCError(.roleNotRunning, "no role", data: ["why": "test"])
         }
+        try registry.registerBuiltin("test.crash") { _ in throw TestFailure() }
         try server.start()
         loop.runOnNewThread()
     }
@@ -120,4 +121,9 @@ final class ServerHarness {
     deinit {
         directory.remove()
     }
+}
+
+/// An error that is not an RPCError.
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String { "something broke" }
 }

@@ -26,6 +26,35 @@ struct AgentProcessTests {
         #expect(!fileExists("\(directory)/s.sock"))
     }
 
+    @Test("--check-config validates without starting; an unknown argument is a usage error (64)")
+    func checkConfigAndUsage() throws {
+        let directory = makeTemporaryDirectory()
+        defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
+        writeFile("\(directory)/roles.json", RunningAgent.config(role: "central"))
+        let check = try Child("\(buildDirectory)/bleagent", ["--check-config", "--config", "\(directory)/roles.json"])
+            .finish()
+        #expect(check.status == 0)
+        #expect(check.stdout == "\(directory)/roles.json: valid (role central, backend sim)\n")
+        #expect(!fileExists("\(directory)/run/control.sock"))
+        let usage = try Child("\(buildDirectory)/bleagent", ["--frobnicate"]).finish()
+        #expect(usage.status == 64)
+        #expect(
+            usage.stderr.hasPrefix("bleagent: unknown argument \"--frobnicate\"\n\nusage: bleagent [--config PATH]\n"))
+    }
+
+    @Test("a second agent on the same socket refuses to start (exit 1) and the first keeps serving")
+    func secondAgentRefused() throws {
+        let agent = try RunningAgent()
+        let second = try Child("\(buildDirectory)/bleagent", ["--config", agent.configPath]).finish()
+        #expect(second.status == 1)
+        #expect(
+            second.stderr
+                == "bleagent: cannot start: cannot create the control socket: another agent is listening on \(agent.socketPath)\n"
+        )
+        #expect(try blectl(["--socket", agent.socketPath, "status"]).status == 0)
+        #expect(agent.stop().status == 0)
+    }
+
     @Test(
         "start-up sends READY=1 to NOTIFY_SOCKET (abstract) once the socket exists; SIGTERM sends STOPPING=1, exits 0 and removes the socket"
     )
