@@ -18,7 +18,10 @@ final class ControlClient {
     /// Notifications read while waiting for a reply, oldest first.
     private var pendingNotifications: [(method: String, params: JSON?)] = []
 
-    /// Connects to `path`; replies must come within `timeoutSeconds` (0: wait forever).
+    /// How long ``call(_:params:)`` waits for its reply.
+    static let replyTimeoutMilliseconds: Int32 = 30_000
+
+    /// Connects to `path`.
     init(path: String) throws(ClientFailure) {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .unreachable("socket: \(Self.lastError())") }
@@ -54,7 +57,7 @@ final class ControlClient {
         let id = RPCID.number(nextID)
         try send(RPCMessage.request(id: id, method: method, params: params))
         while true {
-            let message = try readMessage()
+            let message = try readMessage(timeoutMilliseconds: Self.replyTimeoutMilliseconds)
             switch message {
             case .response(let replyID, let result) where replyID == id:
                 switch result {
@@ -99,7 +102,8 @@ final class ControlClient {
         }
     }
 
-    private func readMessage() throws(ClientFailure) -> RPCIncoming {
+    /// The next message; waits at most `timeoutMilliseconds` for data (-1: forever).
+    private func readMessage(timeoutMilliseconds: Int32 = -1) throws(ClientFailure) -> RPCIncoming {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = buffer[..<newline]
@@ -110,6 +114,12 @@ final class ControlClient {
                     throw .unreachable("the agent sent something that is not JSON-RPC")
                 }
                 return message
+            }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, timeoutMilliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready != 0 else {
+                throw .unreachable("the agent did not reply within \(timeoutMilliseconds / 1000) seconds")
             }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }

@@ -25,6 +25,7 @@ public final class ControlServer: Sendable {
         var clients: [UInt64: Client] = [:]
         var nextClient: UInt64 = 0
         var policy: PeerPolicy
+        var acceptPaused = false
     }
 
     /// The settings the server was created with.
@@ -103,6 +104,12 @@ public final class ControlServer: Sendable {
             let fd = accept(listener, nil, nil)
             if fd < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
+                if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
+                    // Out of descriptors: stop watching the listener (it would stay
+                    // readable and spin the loop) until a client leaves.
+                    state.withLock { $0.acceptPaused = true }
+                    loop.update(listener, events: 0)
+                }
                 return
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -305,9 +312,16 @@ public final class ControlServer: Sendable {
     }
 
     private func disconnect(_ id: UInt64) {
-        guard let client = state.withLock({ $0.clients.removeValue(forKey: id) }) else { return }
+        let (removed, resumeListener) = state.withLock { state -> (Client?, Int32?) in
+            let client = state.clients.removeValue(forKey: id)
+            guard client != nil, state.acceptPaused else { return (client, nil) }
+            state.acceptPaused = false
+            return (client, state.socket?.fd)
+        }
+        guard let client = removed else { return }
         loop.unregister(client.fd)
         Glibc.close(client.fd)
+        if let resumeListener { loop.update(resumeListener, events: Int16(POLLIN)) }
     }
 
     static func line(_ message: JSON) -> [UInt8] {

@@ -84,6 +84,10 @@ public final class EventLoop: Sendable {
             }
             runJobs()
             for entry in fds.dropFirst() where entry.revents != 0 {
+                if entry.revents & Int16(POLLNVAL) != 0 {
+                    unregister(entry.fd)  // closed without unregistering: never spin on it
+                    continue
+                }
                 guard let handler = state.withLock({ $0.sources[entry.fd]?.handler }) else { continue }
                 handler(entry.revents)
             }
