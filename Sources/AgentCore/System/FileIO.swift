@@ -33,11 +33,10 @@ enum FilePath {
     /// `path` if absolute, else `path` under `directory`, without `./` segments.
     static func absolute(_ path: String, relativeTo directory: String) -> String {
         if path.hasPrefix("/") { return path }
-        var base = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        let base = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         var rest = Substring(path)
         while rest.hasPrefix("./") { rest = rest.dropFirst(2) }
         if rest == "." { rest = "" }
-        if base.isEmpty { base = "" }
         return rest.isEmpty ? (base.isEmpty ? "/" : base) : "\(base)/\(rest)"
     }
 
