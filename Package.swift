@@ -6,6 +6,16 @@ let core: Target.Dependency = .product(name: "BLECore", package: "Core")
 
 let package = Package(
     name: "bleagent",
+    products: [
+        // Role plugins: each a shared library the agent loads from its plugin
+        // directory (docs/plugins.md), linking the core by product only.
+        .library(name: "Diagnostics", type: .dynamic, targets: ["Diagnostics"]),
+        // Test fixtures for the plugin loader, built beside the real plugins.
+        .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
+        .library(name: "PeripheralOnlyPlugin", type: .dynamic, targets: ["PeripheralOnlyPlugin"]),
+        .library(name: "NoEntryPointPlugin", type: .dynamic, targets: ["NoEntryPointPlugin"]),
+        .library(name: "OneCopyProbe", type: .dynamic, targets: ["OneCopyProbe"]),
+    ],
     dependencies: [.package(path: "Core")],
     targets: [
         // signalfd and eventfd, which the Glibc module does not import.
@@ -16,6 +26,18 @@ let package = Package(
         .target(name: "AgentCore", dependencies: [core, "ControlProtocol", "CLinux"], swiftSettings: strict),
         .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
         .executableTarget(name: "blectl", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
+        .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
+        .target(
+            name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
+            swiftSettings: strict),
+        .target(
+            name: "PeripheralOnlyPlugin", dependencies: [core], path: "Tests/Fixtures/PeripheralOnlyPlugin",
+            swiftSettings: strict),
+        .target(
+            name: "NoEntryPointPlugin", dependencies: [core], path: "Tests/Fixtures/NoEntryPointPlugin",
+            swiftSettings: strict),
+        .target(
+            name: "OneCopyProbe", dependencies: [core], path: "Tests/Fixtures/OneCopyProbe", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
