@@ -4,14 +4,11 @@ import JSON
 import Synchronization
 
 /// The running agent apart from its entry point: the config it runs, the
-/// built-in methods (`agent.*`), reload and shutdown. The role host joins it
-/// in the next step (issue 5, after the BLE API of issue 4).
+/// built-in methods (`agent.*`), the role host that runs the configured
+/// role's plugin, reload and shutdown.
 public final class Agent: Sendable {
     /// This build's version.
     public static let version = "0.1.0"
-
-    /// What the role host reports until it exists; never fake data.
-    public static let roleNotRunningReason = "the BLE backend arrives with issue 4"
 
     private struct State {
         var config: AgentConfig
@@ -21,20 +18,23 @@ public final class Agent: Sendable {
     private let state: Mutex<State>
     private let configPath: String
     private let bus: EventBus
+    private let roleHost: RoleHost
     private let loop: EventLoop
     private let notifier: SystemdNotifier?
     private let started = SystemdNotifier.monotonicMicroseconds()
     private let server: Mutex<ControlServer?> = Mutex(nil)
     private let log: @Sendable (String) -> Void
 
-    /// An agent running `config`, read from `configPath` (re-read on reload).
+    /// An agent running `config`, read from `configPath` (re-read on reload),
+    /// whose role runs in `roleHost`.
     public init(
-        config: AgentConfig, configPath: String, bus: EventBus, loop: EventLoop, notifier: SystemdNotifier?,
-        log: @escaping @Sendable (String) -> Void
+        config: AgentConfig, configPath: String, bus: EventBus, roleHost: RoleHost, loop: EventLoop,
+        notifier: SystemdNotifier?, log: @escaping @Sendable (String) -> Void
     ) {
         self.state = Mutex(State(config: config))
         self.configPath = configPath
         self.bus = bus
+        self.roleHost = roleHost
         self.loop = loop
         self.notifier = notifier
         self.log = log
@@ -58,7 +58,7 @@ public final class Agent: Sendable {
         try registry.registerBuiltin("agent.reload") { [weak self] call in
             try Self.expectNoParams(call)
             guard let self else { throw RPCError(.shuttingDown, "the agent is stopping") }
-            switch self.reload(trigger: "control") {
+            switch await self.reload(trigger: "control") {
             case .success: return self.status()
             case .failure(let error): throw Self.rpcError(error)
             }
@@ -91,24 +91,32 @@ public final class Agent: Sendable {
             "backend": .string(config.backend.rawValue),
             "adapter": .string(config.adapter),
             "plugin": config.selectedRole.map { .string($0.plugin) } ?? .null,
-            "roleState": ["state": "not running", "reason": .string(Self.roleNotRunningReason)],
+            "roleState": roleHost.status.json,
         ]
     }
 
+    /// Starts the configured role's plugin; returns once it runs or failed
+    /// (the agent lives on either way; ``status()`` says which).
+    public func startRole() async {
+        await roleHost.apply(config, trigger: "start")
+    }
+
     /// Re-reads and validates the config. A valid one replaces the running
-    /// config; an invalid one is rejected and the running config kept. Either
-    /// way a `state` event says what happened, and systemd hears RELOADING=1
-    /// then READY=1.
+    /// config and the role host applies it (switching role or restarting the
+    /// plugin if its settings changed) before this returns; an invalid one is
+    /// rejected and the running config and role kept. Either way a `state`
+    /// event says what happened, and systemd hears RELOADING=1 then READY=1.
     @discardableResult
-    public func reload(trigger: String) -> Result<AgentConfig, ConfigError> {
+    public func reload(trigger: String) async -> Result<AgentConfig, ConfigError> {
         try? notifier?.reloading()
-        defer { try? notifier?.ready(status: "running \(config.role.rawValue) (config \(configPath))") }
         switch Result(catching: { () throws(ConfigError) in try AgentConfig.load(from: configPath) }) {
         case .success(let config):
             state.withLock { $0.config = config }
             server.withLock { $0 }?.setPolicy(PeerPolicy(allowedUids: config.control.allowedUids, ownUid: geteuid()))
             log("reloaded \(configPath) (\(trigger)): role \(config.role.rawValue), backend \(config.backend.rawValue)")
+            await roleHost.apply(config, trigger: trigger)
             bus.publish(.state, stateEvent("reloaded", trigger: trigger))
+            try? notifier?.ready(status: readyStatus)
             return .success(config)
         case .failure(let error):
             log("reload (\(trigger)) rejected; keeping the running config:\n\(error)")
@@ -118,12 +126,14 @@ public final class Agent: Sendable {
                 data = .object(object)
             }
             bus.publish(.state, data)
+            try? notifier?.ready(status: readyStatus)
             return .failure(error)
         }
     }
 
-    /// Starts a clean stop: STOPPING=1, a `state` event, then the loop stops
-    /// (the caller closes the server after ``EventLoop/run()`` returns).
+    /// Starts a clean stop: STOPPING=1, a `state` event, the role's plugin
+    /// stopped (within its deadline), then the loop stops (the caller closes
+    /// the server after ``EventLoop/run()`` returns).
     public func stop(reason: String) {
         let first = state.withLock { state in
             defer { state.stopping = true }
@@ -133,14 +143,23 @@ public final class Agent: Sendable {
         log("stopping: \(reason)")
         try? notifier?.stopping()
         bus.publish(.state, stateEvent("stopping", trigger: reason))
-        // Let the event reach the loop's queue before the loop stops.
-        loop.execute { [loop] in loop.stop() }
+        Task { [roleHost, loop] in
+            await roleHost.stop(trigger: reason)
+            // Let the events reach the loop's queue before the loop stops.
+            loop.execute { loop.stop() }
+        }
     }
 
     /// Publishes the `state` event for a completed start.
     public func announceStarted() {
-        try? notifier?.ready(status: "running \(config.role.rawValue) (config \(configPath))")
+        try? notifier?.ready(status: readyStatus)
         bus.publish(.state, stateEvent("started", trigger: "start"))
+    }
+
+    /// The STATUS= text sent with READY=1: the role and its state.
+    private var readyStatus: String {
+        let role = roleHost.status
+        return "\(config.role.rawValue) role \(role.phase.rawValue) (config \(configPath))"
     }
 
     private func stateEvent(_ agentState: String, trigger: String) -> JSON {
@@ -148,7 +167,7 @@ public final class Agent: Sendable {
         return [
             "agentState": .string(agentState), "trigger": .string(trigger), "role": .string(config.role.rawValue),
             "backend": .string(config.backend.rawValue),
-            "roleState": ["state": "not running", "reason": .string(Self.roleNotRunningReason)],
+            "roleState": roleHost.status.json,
         ]
     }
 

@@ -1,5 +1,5 @@
-// bleagent: loads roles.json, serves the control API, and (next) runs the
-// configured BLE role. See docs/config.md and docs/control-api.md.
+// bleagent: loads roles.json, serves the control API, and runs the
+// configured role's plugin. See docs/config.md and docs/control-api.md.
 import AgentCore
 import ControlProtocol
 import Glibc
@@ -73,8 +73,9 @@ do {
     let loop = try EventLoop()
     let registry = MethodRegistry()
     let bus = EventBus()
+    let roleHost = RoleHost(loader: PluginLoader(), registry: registry, bus: bus, log: log)
     let agent = Agent(
-        config: config, configPath: configPath, bus: bus, loop: loop,
+        config: config, configPath: configPath, bus: bus, roleHost: roleHost, loop: loop,
         notifier: SystemdNotifier(environment: ProcessEnvironment.current()), log: log)
     try agent.registerBuiltins(in: registry)
     var options = ControlServerOptions(
@@ -86,14 +87,16 @@ do {
     agent.attach(server)
     let signals = try SignalSource(loop: loop) { signal in
         switch signal {
-        case SIGHUP: Task { agent.reload(trigger: "SIGHUP") }
+        case SIGHUP: Task { await agent.reload(trigger: "SIGHUP") }
         default: agent.stop(reason: signal == SIGINT ? "SIGINT" : "SIGTERM")
         }
     }
-    log(
-        "listening on \(config.control.socketPath); role \(config.role.rawValue): not running (\(Agent.roleNotRunningReason))"
-    )
-    agent.announceStarted()
+    log("listening on \(config.control.socketPath)")
+    // Detached: the main thread is about to block in loop.run().
+    Task.detached {
+        await agent.startRole()
+        agent.announceStarted()
+    }
     loop.run()
     server.close()
     withExtendedLifetime(signals) {}
