@@ -54,19 +54,24 @@ final class PluginBridge: PluginMethodRegistrar, PluginEventSink {
         do {
             return try await handler(pluginCall)
         } catch let error as PluginMethodError {
-            throw rpcError(error)
+            throw RPCError(pluginError: error)
         } catch {
             throw RPCError(.internalError, "\(call.method) failed: \(error)")
         }
     }
+}
 
-    /// A plugin error as sent: its own code, unless it used one of the codes
-    /// JSON-RPC and the agent own (other than -32602 invalid params).
-    static func rpcError(_ error: PluginMethodError) -> RPCError {
+extension RPCError {
+    /// A plugin method's error as the client receives it: the plugin's own
+    /// code, unless it used one of the codes JSON-RPC and the agent own
+    /// (-32768...-32000, other than -32602 invalid params), which becomes
+    /// -32603 internal error so a plugin cannot forge an agent error.
+    public init(pluginError error: PluginMethodError) {
         if error.code == RPCErrorCode.invalidParams.rawValue || !(-32768 ... -32000).contains(error.code) {
-            return RPCError(RPCErrorCode(rawValue: error.code), error.message, data: error.data)
+            self.init(RPCErrorCode(rawValue: error.code), error.message, data: error.data)
+        } else {
+            self.init(
+                .internalError, "\(error.message) (the plugin used the reserved code \(error.code))", data: error.data)
         }
-        return RPCError(
-            .internalError, "\(error.message) (the plugin used the reserved code \(error.code))", data: error.data)
     }
 }
