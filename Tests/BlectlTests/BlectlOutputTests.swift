@@ -27,7 +27,7 @@ struct BlectlOutputTests {
                 config   \(agent.configPath)
                 role     central (plugin PaymentTerminalScanner)
                 backend  sim, adapter hci0
-                state    not running: the BLE backend arrives with issue 4
+                state    failed: cannot load plugin "PaymentTerminalScanner": no plugin file \(agent.directory)/plugins/libPaymentTerminalScanner.so
 
                 """)
         _ = agent.stop()
@@ -48,7 +48,12 @@ struct BlectlOutputTests {
             "agent": "bleagent", "version": "0.1.0", "apiVersion": 1, "pid": .int(Int64(agent.child.pid)),
             "uptimeSeconds": 0, "config": .string(agent.configPath), "role": "central", "backend": "sim",
             "adapter": "hci0", "plugin": "PaymentTerminalScanner",
-            "roleState": ["state": "not running", "reason": "the BLE backend arrives with issue 4"],
+            "roleState": [
+                "state": "failed", "role": "central", "plugin": "PaymentTerminalScanner",
+                "reason": .string(
+                    "cannot load plugin \"PaymentTerminalScanner\": no plugin file \(agent.directory)/plugins/libPaymentTerminalScanner.so"
+                ),
+            ],
         ]
         #expect(json == expected)
         #expect(result.stdout.hasSuffix("}\n") && !result.stdout.dropLast().contains("\n"), "one compact line")
@@ -154,11 +159,16 @@ struct BlectlOutputTests {
         let streamed = events.finish()
         #expect(streamed.status == 0)
         let lines = streamed.stdout.split(separator: "\n")
-        #expect(lines.count == 2, "\(lines)")
+        // The reload retries the failed role (same settings), then reports the reload.
+        let reason =
+            #"cannot load plugin \"PaymentTerminalScanner\": no plugin file \#(agent.directory)/plugins/libPaymentTerminalScanner.so"#
+        #expect(lines.count == 4, "\(lines)")
         #expect(
-            lines.first
-                == #"state {"agentState":"reloaded","trigger":"control","role":"central","backend":"sim","roleState":{"state":"not running","reason":"the BLE backend arrives with issue 4"}}"#
-        )
+            Array(lines.prefix(3)) == [
+                #"state {"agentState":"role","trigger":"control","roleState":{"state":"starting","role":"central","plugin":"PaymentTerminalScanner"}}"#,
+                #"state {"agentState":"role","trigger":"control","roleState":{"state":"failed","role":"central","plugin":"PaymentTerminalScanner","reason":"\#(reason)"}}"#,
+                #"state {"agentState":"reloaded","trigger":"control","role":"central","backend":"sim","roleState":{"state":"failed","role":"central","plugin":"PaymentTerminalScanner","reason":"\#(reason)"}}"#,
+            ])
         #expect(lines.last?.hasPrefix(#"state {"agentState":"stopping","trigger":"agent.shutdown from pid "#) == true)
     }
 }

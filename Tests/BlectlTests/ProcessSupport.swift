@@ -177,20 +177,27 @@ final class RunningAgent {
         readyMessage = notify.next()
     }
 
-    static func config(role: String, extra: String = "") -> String {
-        """
-        {
-          "version": 1,
-          "role": "\(role)",
-          "backend": "sim",
-          "control": { "socket": "run/control.sock"\(extra) },
-          "pluginDirectory": "plugins",
-          "roles": {
-            "central": { "plugin": "PaymentTerminalScanner", "config": { "rssiThreshold": -80 } },
-            "peripheral": { "plugin": "SensorAggregator" }
-          }
-        }
-        """
+    /// A config in the agent's directory. By default the plugins are the
+    /// (not yet built) real role plugins in a missing directory, so the role
+    /// fails to load and the agent lives on; `plugins` names other plugins
+    /// (`central`, `peripheral`) loaded from the build directory.
+    static func config(role: String, extra: String = "", plugins: (String, String)? = nil) -> String {
+        let directory = plugins == nil ? "plugins" : buildDirectory
+        let (central, peripheral) = plugins ?? ("PaymentTerminalScanner", "SensorAggregator")
+        return """
+            {
+              "version": 1,
+              "role": "\(role)",
+              "backend": "sim",
+              "control": { "socket": "run/control.sock"\(extra) },
+              "restore": { "stateDirectory": "state" },
+              "pluginDirectory": "\(directory)",
+              "roles": {
+                "central": { "plugin": "\(central)", "config": { "heartbeatSeconds": 0 } },
+                "peripheral": { "plugin": "\(peripheral)" }
+              }
+            }
+            """
     }
 
     func signal(_ number: Int32) { kill(child.pid, number) }

@@ -22,7 +22,10 @@ final class DiagnosticsPlugin: RolePlugin {
         starts.withLock { $0 = count }
         let role = context.role
         try context.methods.register("diag.ping") { [weak self] _ in
-            ["pong": true, "plugin": "Diagnostics", "role": .string(role.rawValue), "starts": .int(self?.startCount ?? 0)]
+            [
+                "pong": true, "plugin": "Diagnostics", "role": .string(role.rawValue),
+                "starts": .int(self?.startCount ?? 0),
+            ]
         }
         try context.methods.register("diag.echo") { call in call.params ?? .null }
         if config.heartbeatSeconds > 0 {

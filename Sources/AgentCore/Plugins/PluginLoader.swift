@@ -29,7 +29,9 @@ public final class PluginLoader: Sendable {
 
     /// The descriptor of the plugin `name` from `directory` (an absolute
     /// path), checked to serve `role`.
-    public func load(name: String, role: PluginRole, from directory: String) throws(PluginLoadError)
+    public func load(
+        name: String, role: PluginRole, from directory: String
+    ) throws(PluginLoadError)
         -> PluginDescriptor
     {
         guard Self.isPluginName(name) else { throw .badName(name) }
@@ -72,7 +74,9 @@ public final class PluginLoader: Sendable {
         return descriptor
     }
 
-    private static func symbol<Function>(_ name: String, in handle: UnsafeMutableRawPointer, path: String)
+    private static func symbol<Function>(
+        _ name: String, in handle: UnsafeMutableRawPointer, path: String
+    )
         throws(PluginLoadError) -> Function
     {
         _ = dlerror()
@@ -87,7 +91,8 @@ public final class PluginLoader: Sendable {
             return false
         }
         let allowed = namespace.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                 || byte == UInt8(ascii: "_")
         }
         return allowed && !ControlAPI.reservedNamespaces.contains(namespace)

@@ -163,11 +163,7 @@ public final class RoleHost: Sendable {
                 }
                 return state.running
             })
-        else {
-            let phase = state.withLock { $0.status.phase }
-            if phase == .failed { publish(RoleStatus(phase: .stopped), trigger: trigger) }
-            return
-        }
+        else { return }
         let name = running.spec.settings.plugin
         publish(RoleStatus(phase: .stopping, role: running.spec.role, plugin: name), trigger: trigger)
         running.bridge.deactivate()
@@ -181,7 +177,8 @@ public final class RoleHost: Sendable {
     }
 
     private func fail(_ spec: Spec, _ reason: String, trigger: String) {
-        publish(RoleStatus(phase: .failed, role: spec.role, plugin: spec.settings.plugin, reason: reason), trigger: trigger)
+        publish(
+            RoleStatus(phase: .failed, role: spec.role, plugin: spec.settings.plugin, reason: reason), trigger: trigger)
     }
 
     private func publish(_ status: RoleStatus, trigger: String) {
