@@ -150,7 +150,7 @@ public final class RoleHost: Sendable {
             fail(spec, "plugin \"\(name)\" failed to start: \(error)", trigger: trigger)
         case nil:
             bridge.deactivate()
-            fail(spec, "plugin \"\(name)\" did not start within \(options.startDeadline)", trigger: trigger)
+            fail(spec, "plugin \"\(name)\" did not start within \(options.startDeadline.components.seconds) seconds", trigger: trigger)
         }
     }
 
@@ -169,7 +169,7 @@ public final class RoleHost: Sendable {
         running.bridge.deactivate()
         let plugin = running.plugin
         if await Deadline.run(within: options.stopDeadline, { await plugin.stop() }) == nil {
-            let note = "plugin \"\(name)\" did not stop within \(options.stopDeadline); continuing without it"
+            let note = "plugin \"\(name)\" did not stop within \(options.stopDeadline.components.seconds) seconds; continuing without it"
             publish(RoleStatus(phase: .stopped, role: running.spec.role, plugin: name, reason: note), trigger: trigger)
         } else {
             publish(RoleStatus(phase: .stopped, role: running.spec.role, plugin: name), trigger: trigger)
