@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "PeripheralOnlyPlugin", type: .dynamic, targets: ["PeripheralOnlyPlugin"]),
         .library(name: "NoEntryPointPlugin", type: .dynamic, targets: ["NoEntryPointPlugin"]),
         .library(name: "OneCopyProbe", type: .dynamic, targets: ["OneCopyProbe"]),
+        .library(name: "StuckPlugin", type: .dynamic, targets: ["StuckPlugin"]),
     ],
     dependencies: [.package(path: "Core")],
     targets: [
@@ -38,6 +39,8 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "OneCopyProbe", dependencies: [core], path: "Tests/Fixtures/OneCopyProbe", swiftSettings: strict),
+        .target(
+            name: "StuckPlugin", dependencies: [core], path: "Tests/Fixtures/StuckPlugin", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),

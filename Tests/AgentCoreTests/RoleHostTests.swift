@@ -36,6 +36,9 @@ struct RoleHostTests {
 
         await host.stop(trigger: "t")
         #expect(host.status == RoleStatus(phase: .stopped, role: .peripheral, plugin: "PeripheralOnlyPlugin"))
+        // Stopped for good (the agent is shutting down): a late reload starts nothing.
+        await host.apply(try hostConfig(role: .central, plugins: plugins, stateDirectory: directory.path), trigger: "t")
+        #expect(host.status.phase == .stopped)
         #expect(
             recorder.rolePhases == [
                 "starting", "running", "stopping", "stopped", "starting", "running", "stopping", "stopped",
@@ -125,5 +128,37 @@ struct RoleHostTests {
             RPCError(pluginError: .invalidParams("x: expected a string"))
                 == RPCError(.invalidParams, "x: expected a string"))
         await host.stop(trigger: "t")
+    }
+
+    @Test(
+        "a start that never returns fails the role at its deadline; a stop that never returns is abandoned at its deadline"
+    )
+    func deadlines() async throws {
+        defer { directory.remove() }
+        var options = RoleHost.Options()
+        // The plugin never returns: the deadline is the only way out, whatever the machine's speed.
+        options.startDeadline = .seconds(1)
+        options.stopDeadline = .seconds(1)
+        let host = RoleHost(loader: PluginLoader(), registry: registry, bus: bus, options: options, log: { _ in })
+        await host.apply(
+            try hostConfig(
+                role: .central, plugins: [.central: ("StuckPlugin", ["hang": "start"])], stateDirectory: directory.path),
+            trigger: "t")
+        #expect(
+            host.status
+                == RoleStatus(
+                    phase: .failed, role: .central, plugin: "StuckPlugin",
+                    reason: "plugin \"StuckPlugin\" did not start within 1 s"))
+        await host.apply(
+            try hostConfig(
+                role: .central, plugins: [.central: ("StuckPlugin", ["hang": "stop"])], stateDirectory: directory.path),
+            trigger: "t")
+        #expect(host.status.phase == .running)
+        await host.stop(trigger: "t")
+        #expect(
+            host.status
+                == RoleStatus(
+                    phase: .stopped, role: .central, plugin: "StuckPlugin",
+                    reason: "plugin \"StuckPlugin\" did not stop within 1 s; continuing without it"))
     }
 }

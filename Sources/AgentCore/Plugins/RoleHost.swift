@@ -55,6 +55,7 @@ public final class RoleHost: Sendable {
         var spec: Spec?
         var running: Running?
         var tail: Task<Void, Never>?
+        var closed = false
     }
 
     private let state = Mutex(State())
@@ -87,9 +88,11 @@ public final class RoleHost: Sendable {
         await enqueue { host in await host.transition(to: Spec(config), trigger: trigger) }
     }
 
-    /// Stops the running plugin, if any. Returns once it has stopped (or its
-    /// stop deadline passed).
+    /// Stops the running plugin, if any, for good: an ``apply(_:trigger:)``
+    /// queued behind it or made later does nothing (the agent is shutting
+    /// down). Returns once the plugin has stopped (or its stop deadline passed).
     public func stop(trigger: String) async {
+        state.withLock { $0.closed = true }
         await enqueue { host in await host.stopRunning(trigger: trigger) }
     }
 
@@ -107,8 +110,8 @@ public final class RoleHost: Sendable {
     }
 
     private func transition(to spec: Spec?, trigger: String) async {
-        let (current, phase) = state.withLock { ($0.spec, $0.status.phase) }
-        if let spec, spec == current, phase == .running { return }
+        let (current, phase, closed) = state.withLock { ($0.spec, $0.status.phase, $0.closed) }
+        if closed || (spec != nil && spec == current && phase == .running) { return }
         await stopRunning(trigger: trigger)
         guard let spec else { return }
         state.withLock { $0.spec = spec }
@@ -150,7 +153,9 @@ public final class RoleHost: Sendable {
             fail(spec, "plugin \"\(name)\" failed to start: \(error)", trigger: trigger)
         case nil:
             bridge.deactivate()
-            fail(spec, "plugin \"\(name)\" did not start within \(options.startDeadline.components.seconds) seconds", trigger: trigger)
+            fail(
+                spec, "plugin \"\(name)\" did not start within \(options.startDeadline.components.seconds) s",
+                trigger: trigger)
         }
     }
 
@@ -169,7 +174,8 @@ public final class RoleHost: Sendable {
         running.bridge.deactivate()
         let plugin = running.plugin
         if await Deadline.run(within: options.stopDeadline, { await plugin.stop() }) == nil {
-            let note = "plugin \"\(name)\" did not stop within \(options.stopDeadline.components.seconds) seconds; continuing without it"
+            let note =
+                "plugin \"\(name)\" did not stop within \(options.stopDeadline.components.seconds) s; continuing without it"
             publish(RoleStatus(phase: .stopped, role: running.spec.role, plugin: name, reason: note), trigger: trigger)
         } else {
             publish(RoleStatus(phase: .stopped, role: running.spec.role, plugin: name), trigger: trigger)
