@@ -35,8 +35,12 @@ final class PluginBridge: PluginMethodRegistrar, PluginEventSink {
     }
 
     func emit(_ name: String, _ data: JSON) {
-        guard active.withLock({ $0 }) else { return }
-        bus.publish(.plugin, ["namespace": .string(namespace), "name": .string(name), "data": data])
+        // Under the lock, so no event slips out after deactivate() returned
+        // (publishing only hands the event to the observers' queues).
+        active.withLock { active in
+            guard active else { return }
+            bus.publish(.plugin, ["namespace": .string(namespace), "name": .string(name), "data": data])
+        }
     }
 
     /// Refuses further registrations and events, then removes the plugin's methods.
