@@ -107,21 +107,30 @@ struct CallTests {
         }
     }
 
-    @Test("cancelling the awaiting task fails the call with CancellationError before any reply")
+    @Test("cancelling the task awaiting an in-flight call fails it with CancellationError before any reply")
     func cancellation() async throws {
         try await PrivateBus.with { bus in
             let gate = Gate()
+            let started = Gate()
             let server = try await bus.connect()
             let client = try await bus.connect()
-            try server.objects.export(Fixture.path, interfaces: [Fixture.testInterface(gate: gate)])
+            try server.objects.export(Fixture.path, interfaces: [Fixture.testInterface(gate: gate, started: started)])
             let destination = server.uniqueName
             let task = Task {
                 try await client.call(
                     destination: destination, path: Fixture.path, interface: Fixture.interface, member: "Wait",
                     timeout: .seconds(120))
             }
+            await started.wait()
             task.cancel()
             await #expect(throws: CancellationError.self) { try await task.value }
+            let early = Task {
+                try await client.call(
+                    destination: destination, path: Fixture.path, interface: Fixture.interface, member: "Wait",
+                    timeout: .seconds(120))
+            }
+            early.cancel()
+            await #expect(throws: CancellationError.self) { try await early.value }
             gate.open()
             await client.close()
             await server.close()
@@ -132,18 +141,17 @@ struct CallTests {
     func disconnectFailsPending() async throws {
         try await PrivateBus.with { bus in
             let gate = Gate()
+            let started = Gate()
             let server = try await bus.connect()
             let client = try await bus.connect()
-            try server.objects.export(Fixture.path, interfaces: [Fixture.testInterface(gate: gate)])
+            try server.objects.export(Fixture.path, interfaces: [Fixture.testInterface(gate: gate, started: started)])
             let destination = server.uniqueName
             let pending = Task {
                 try await client.call(
                     destination: destination, path: Fixture.path, interface: Fixture.interface, member: "Wait",
                     timeout: .seconds(120))
             }
-            // The call is in flight once the server's handler is running; closing the client then must fail it.
-            let serverSawCall = try await server.getNameOwner(client.uniqueName ?? "") != nil
-            #expect(serverSawCall)
+            await started.wait()
             await client.close()
             let error = await #expect(throws: DBusError.self) { try await pending.value }
             #expect(error?.name == .disconnected)
@@ -159,16 +167,17 @@ struct CallTests {
     func busLossFailsPending() async throws {
         let bus = try await offPool { try PrivateBus.start() }
         let gate = Gate()
+        let started = Gate()
         let server = try await bus.connect()
         let client = try await bus.connect()
-        try server.objects.export(Fixture.path, interfaces: [Fixture.testInterface(gate: gate)])
+        try server.objects.export(Fixture.path, interfaces: [Fixture.testInterface(gate: gate, started: started)])
         let destination = server.uniqueName
         let pending = Task {
             try await client.call(
                 destination: destination, path: Fixture.path, interface: Fixture.interface, member: "Wait",
                 timeout: .seconds(120))
         }
-        _ = try await client.listNames()
+        await started.wait()
         bus.stop()
         let error = await #expect(throws: DBusError.self) { try await pending.value }
         #expect(error?.name == .disconnected)

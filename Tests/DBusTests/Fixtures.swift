@@ -6,7 +6,7 @@ enum Fixture {
     static let path: ObjectPath = { (try? ObjectPath("/org/bleagent/test")) ?? .root }()
 
     /// An interface whose methods echo, fail on request, or wait until told.
-    static func testInterface(gate: Gate? = nil) throws -> ExportedInterface {
+    static func testInterface(gate: Gate? = nil, started: Gate? = nil) throws -> ExportedInterface {
         try ExportedInterface(
             interface,
             methods: [
@@ -20,6 +20,7 @@ enum Fixture {
                 },
                 ExportedMethod("Sender", in: "", out: "s") { call in [.string(call.sender)] },
                 ExportedMethod("Wait", in: "", out: "") { _ in
+                    started?.open()
                     await gate?.wait()
                     return []
                 },
