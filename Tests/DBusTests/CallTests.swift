@@ -220,4 +220,25 @@ struct CallTests {
             await manager.close()
         }
     }
+
+    @Test("incoming calls start their handlers in arrival order (no-reply writes keep their order)")
+    func handlerOrder() async throws {
+        try await PrivateBus.with { bus in
+            let log = Collector<Int32>()
+            let server = try await bus.connect()
+            let client = try await bus.connect()
+            try server.objects.export(Fixture.path, interfaces: [Fixture.testInterface(log: log)])
+            for value in Int32(0)..<300 {
+                try client.callNoReply(
+                    destination: server.uniqueName, path: Fixture.path, interface: Fixture.interface,
+                    member: "Record", arguments: [.int32(value)])
+            }
+            _ = try await client.call(
+                destination: server.uniqueName, path: Fixture.path, interface: Fixture.interface, member: "Record",
+                arguments: [.int32(300)])
+            #expect(log.values == Array(0...300))
+            await client.close()
+            await server.close()
+        }
+    }
 }

@@ -6,7 +6,9 @@ enum Fixture {
     static let path: ObjectPath = { (try? ObjectPath("/org/bleagent/test")) ?? .root }()
 
     /// An interface whose methods echo, fail on request, or wait until told.
-    static func testInterface(gate: Gate? = nil, started: Gate? = nil) throws -> ExportedInterface {
+    static func testInterface(gate: Gate? = nil, started: Gate? = nil, log: Collector<Int32>? = nil) throws
+        -> ExportedInterface
+    {
         try ExportedInterface(
             interface,
             methods: [
@@ -22,6 +24,10 @@ enum Fixture {
                 ExportedMethod("Wait", in: "", out: "") { _ in
                     started?.open()
                     await gate?.wait()
+                    return []
+                },
+                ExportedMethod("Record", in: "i", out: "") { call in
+                    log?.append(try call.decode(Int32.self))
                     return []
                 },
                 ExportedMethod("ReadFD", in: "h", out: "ay") { call in

@@ -42,6 +42,13 @@ public struct NameOwnerChange: Sendable, Hashable {
     public let oldOwner: String?
     /// The owner after, or `nil` (the name was released or its owner exited).
     public let newOwner: String?
+
+    /// A change record.
+    public init(name: String, oldOwner: String?, newOwner: String?) {
+        self.name = name
+        self.oldOwner = oldOwner
+        self.newOwner = newOwner
+    }
 }
 
 /// The bus's own name and path.
