@@ -37,8 +37,9 @@ struct Benchmarks {
                 if received == count { break }
             }
             let emitted = try await producer.value
-            print("signals: emitted \(Benchmarks.rate(count, started.duration(to: emitted))), received and decoded "
-                + "\(Benchmarks.rate(received, started.duration(to: .now))), dropped \(stream.droppedCount)")
+            print(
+                "signals: emitted \(Benchmarks.rate(count, started.duration(to: emitted))), received and decoded "
+                    + "\(Benchmarks.rate(received, started.duration(to: .now))), dropped \(stream.droppedCount)")
             await emitter.close()
             await receiver.close()
         }

@@ -1,4 +1,5 @@
 import DBus
+import Glibc
 import Testing
 
 @Suite("Method calls through a real bus")
@@ -51,7 +52,9 @@ struct CallTests {
             let server = try await bus.connect()
             let client = try await bus.connect()
             try server.objects.export(Fixture.path, interfaces: [Fixture.testInterface()])
-            func failure(_ path: ObjectPath, _ interface: String?, _ member: String, _ arguments: [DBusValue] = [])
+            func failure(
+                _ path: ObjectPath, _ interface: String?, _ member: String, _ arguments: [DBusValue] = []
+            )
                 async -> DBusError.Name?
             {
                 do {
@@ -240,5 +243,29 @@ struct CallTests {
             await client.close()
             await server.close()
         }
+    }
+
+    @Test("system() and session() honour DBUS_SYSTEM_BUS_ADDRESS and DBUS_SESSION_BUS_ADDRESS")
+    func environmentAddresses() async throws {
+        try await PrivateBus.with { bus in
+            setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address, 1)
+            setenv("DBUS_SESSION_BUS_ADDRESS", bus.address, 1)
+            let system = try await DBusConnection.system()
+            let session = try await DBusConnection.session()
+            let names = try await system.listNames()
+            #expect(names.contains(try #require(system.uniqueName)))
+            #expect(names.contains(try #require(session.uniqueName)))
+            await system.close()
+            await session.close()
+        }
+    }
+
+    @Test("an unreachable address is a thrown DBusError, not a crash")
+    func badAddress() async throws {
+        let error = await #expect(throws: DBusError.self) {
+            try await DBusConnection.connect(address: "unix:path=/nonexistent/bleagent-socket")
+        }
+        #expect(error?.name == .noServer || error?.name == .fileNotFound)
+        await #expect(throws: DBusError.self) { try await DBusConnection.connect(address: "bogus") }
     }
 }

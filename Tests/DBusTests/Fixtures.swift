@@ -1,4 +1,6 @@
 import DBus
+import Glibc
+import Synchronization
 
 /// Objects and names shared by the tests.
 enum Fixture {
@@ -6,7 +8,9 @@ enum Fixture {
     static let path: ObjectPath = { (try? ObjectPath("/org/bleagent/test")) ?? .root }()
 
     /// An interface whose methods echo, fail on request, or wait until told.
-    static func testInterface(gate: Gate? = nil, started: Gate? = nil, log: Collector<Int32>? = nil) throws
+    static func testInterface(
+        gate: Gate? = nil, started: Gate? = nil, log: Collector<Int32>? = nil
+    ) throws
         -> ExportedInterface
     {
         try ExportedInterface(
@@ -70,6 +74,3 @@ final class Collector<T: Sendable>: Sendable {
     func append(_ value: T) { state.withLock { $0.append(value) } }
     var values: [T] { state.withLock { $0 } }
 }
-
-import Glibc
-import Synchronization

@@ -80,7 +80,9 @@ final class PrivateBus: Sendable {
         waitpid(pid, nil, 0)
         if let dir = opendir(directory) {
             while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                }
                 if name != "." && name != ".." { unlink(directory + "/" + name) }
             }
             closedir(dir)

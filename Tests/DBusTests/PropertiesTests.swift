@@ -20,7 +20,9 @@ struct PropertiesTests {
             ])
     }
 
-    func call(_ client: DBusConnection, _ server: DBusConnection, _ member: String, _ arguments: [DBusValue])
+    func call(
+        _ client: DBusConnection, _ server: DBusConnection, _ member: String, _ arguments: [DBusValue]
+    )
         async throws -> DBusMessage
     {
         try await client.call(
@@ -100,7 +102,9 @@ struct PropertiesTests {
             let i = PropertiesTests.interface
             try objects.setProperties([("RSSI", .int16(-40)), ("Battery", .byte(80))], interface: i, at: Fixture.path)
             try objects.setProperty("RSSI", to: nil, interface: i, at: Fixture.path)
-            for byte in UInt8(0)..<20 { try objects.setProperty("Value", to: .bytes([byte]), interface: i, at: Fixture.path) }
+            for byte in UInt8(0)..<20 {
+                try objects.setProperty("Value", to: .bytes([byte]), interface: i, at: Fixture.path)
+            }
             #expect(throws: DBusMarshalError.self) {
                 try objects.setProperty("RSSI", to: .string("loud"), interface: i, at: Fixture.path)
             }

@@ -14,7 +14,10 @@ struct RoundTripTests {
         .dictionary(
             key: .string, value: .dictionary(key: .string, value: .variant),
             [
-                (.string("org.bluez.Device1"), .dictionary(key: .string, value: .variant, [(.string("RSSI"), .variant(.int16(-60)))])),
+                (
+                    .string("org.bluez.Device1"),
+                    .dictionary(key: .string, value: .variant, [(.string("RSSI"), .variant(.int16(-60)))])
+                ),
                 (.string("empty"), .dictionary(key: .string, value: .variant, [])),
             ]),
         .dictionary(key: .uint64, value: .objectPath, [(.uint64(1), .objectPath(.root))]),
@@ -24,7 +27,8 @@ struct RoundTripTests {
         .array(.variant, [.variant(.int32(1)), .variant(.bytes([1, 2]))]),
     ]
 
-    @Test("each sample value survives a round trip inside a variant, including empty containers and nested variants",
+    @Test(
+        "each sample value survives a round trip inside a variant, including empty containers and nested variants",
         arguments: samples.indices)
     func variantEcho(index: Int) async throws {
         try await PrivateBus.with { bus in

@@ -3,7 +3,8 @@ import Testing
 
 @Suite("Signatures, paths and values (no bus)")
 struct ValueTests {
-    @Test("valid signatures parse into their types", arguments: ["", "s", "a{sv}", "a{oa{sa{sv}}}", "(ii)as", "aay", "h"])
+    @Test(
+        "valid signatures parse into their types", arguments: ["", "s", "a{sv}", "a{oa{sa{sv}}}", "(ii)as", "aay", "h"])
     func validSignatures(text: String) throws {
         let signature = try DBusSignature(text)
         #expect(try DBusSignature(signature.types).rawValue == text)
@@ -11,14 +12,21 @@ struct ValueTests {
 
     @Test(
         "invalid signatures are refused with a reason",
-        arguments: ["a", "(", "()", "a{vs}", "{sv}", "a{s}", "a{sss}", "z", "(i", String(repeating: "a", count: 33) + "i",
-            String(repeating: "(", count: 33) + "i" + String(repeating: ")", count: 33), String(repeating: "i", count: 256)])
+        arguments: [
+            "a", "(", "()", "a{vs}", "{sv}", "a{s}", "a{sss}", "z", "(i", String(repeating: "a", count: 33) + "i",
+            String(repeating: "(", count: 33) + "i" + String(repeating: ")", count: 33),
+            String(repeating: "i", count: 256),
+        ])
     func invalidSignatures(text: String) {
         #expect(throws: DBusMarshalError.self) { try DBusSignature(text) }
     }
 
-    @Test("object paths are validated", arguments: [("/", true), ("/a/b_1/C", true), ("", false), ("a", false),
-        ("/a/", false), ("//", false), ("/a//b", false), ("/a-b", false), ("/ä", false)])
+    @Test(
+        "object paths are validated",
+        arguments: [
+            ("/", true), ("/a/b_1/C", true), ("", false), ("a", false),
+            ("/a/", false), ("//", false), ("/a//b", false), ("/a-b", false), ("/ä", false),
+        ])
     func objectPaths(text: String, valid: Bool) {
         #expect(ObjectPath.isValid(text) == valid)
         #expect(((try? ObjectPath(text)) != nil) == valid)
@@ -85,7 +93,8 @@ struct ValueTests {
             try DBusMessage.signal(path: .root, interface: "a.b", member: "S", arguments: ["a\0b"])
         }
         #expect(throws: DBusMarshalError.typeMismatch(expected: "s", actual: "i")) {
-            try DBusMessage.signal(path: .root, interface: "a.b", member: "S", arguments: [.array(.string, [.int32(1)])])
+            try DBusMessage.signal(
+                path: .root, interface: "a.b", member: "S", arguments: [.array(.string, [.int32(1)])])
         }
         #expect(throws: DBusMarshalError.self) {
             try DBusMessage.signal(path: .root, interface: "a.b", member: "S", arguments: [.structure([])])

@@ -129,7 +129,9 @@ public final class DBusConnection: Sendable {
     }
 
     /// Calls a method of the bus itself (`org.freedesktop.DBus`).
-    func callBus(_ member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(25)) async throws
+    func callBus(
+        _ member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(25)
+    ) async throws
         -> DBusMessage
     {
         try await call(

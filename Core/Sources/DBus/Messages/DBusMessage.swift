@@ -86,7 +86,9 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
 
     /// Decodes the body into typed values: `let (name, owner) = try message.decode(String.self, String.self)`.
     /// Throws ``DBusMarshalError`` if the argument count or a type differs.
-    public func decode<each T: DBusRepresentable>(_ types: repeat (each T).Type) throws(DBusMarshalError)
+    public func decode<each T: DBusRepresentable>(
+        _ types: repeat (each T).Type
+    ) throws(DBusMarshalError)
         -> (repeat each T)
     {
         try arguments().decode(repeat each types)
@@ -164,8 +166,7 @@ extension DBusMessage {
         }
     }
 
-    private static func filled(_ raw: OpaquePointer, _ arguments: [DBusValue]) throws(DBusMarshalError) -> DBusMessage
-    {
+    private static func filled(_ raw: OpaquePointer, _ arguments: [DBusValue]) throws(DBusMarshalError) -> DBusMessage {
         do {
             try MessageWriter.append(arguments, to: raw)
         } catch {

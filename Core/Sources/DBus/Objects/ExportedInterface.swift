@@ -32,7 +32,9 @@ public struct DBusMethodCall: Sendable {
     public func arguments() throws(DBusMarshalError) -> [DBusValue] { try message.arguments() }
 
     /// The arguments as typed values (see ``DBusMessage/decode(_:)``).
-    public func decode<each T: DBusRepresentable>(_ types: repeat (each T).Type) throws(DBusMarshalError)
+    public func decode<each T: DBusRepresentable>(
+        _ types: repeat (each T).Type
+    ) throws(DBusMarshalError)
         -> (repeat each T)
     {
         try message.decode(repeat each types)
@@ -58,7 +60,9 @@ public struct ExportedMethod: Sendable {
     let outputSignature: String
 
     /// A method with typed arguments.
-    public init(_ name: String, inputs: [DBusArgument] = [], outputs: [DBusArgument] = [], handler: @escaping Handler)
+    public init(
+        _ name: String, inputs: [DBusArgument] = [], outputs: [DBusArgument] = [], handler: @escaping Handler
+    )
         throws(DBusMarshalError)
     {
         try LibDBus.validate(name, as: .member)
@@ -71,7 +75,9 @@ public struct ExportedMethod: Sendable {
     }
 
     /// A method with unnamed arguments given as signatures: `try ExportedMethod("Echo", in: "v", out: "v") { ... }`.
-    public init(_ name: String, in inputs: String, out outputs: String, handler: @escaping Handler)
+    public init(
+        _ name: String, in inputs: String, out outputs: String, handler: @escaping Handler
+    )
         throws(DBusMarshalError)
     {
         try self.init(

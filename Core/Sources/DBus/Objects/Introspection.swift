@@ -88,20 +88,23 @@ enum Introspection {
         var xml = "  <interface name=\"\(escape(interface.name))\">\n"
         for method in interface.methods {
             let arguments =
-                method.inputs.map { argument($0, direction: "in") } + method.outputs.map { argument($0, direction: "out") }
+                method.inputs.map { argument($0, direction: "in") }
+                + method.outputs.map { argument($0, direction: "out") }
             xml += element("method", name: method.name, children: arguments)
         }
         for signal in interface.signals {
             xml += element("signal", name: signal.name, children: signal.arguments.map { argument($0, direction: nil) })
         }
         for property in interface.properties {
-            let open = "    <property name=\"\(escape(property.name))\" type=\"\(escape(property.type.signature))\" "
+            let open =
+                "    <property name=\"\(escape(property.name))\" type=\"\(escape(property.type.signature))\" "
                 + "access=\"\(property.access.rawValue)\""
             if property.changeSignal == .emitsValue {
                 xml += open + "/>\n"
             } else {
                 xml += open + ">\n"
-                xml += "      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" "
+                xml +=
+                    "      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" "
                     + "value=\"\(property.changeSignal.rawValue)\"/>\n"
                 xml += "    </property>\n"
             }

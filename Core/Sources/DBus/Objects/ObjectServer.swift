@@ -128,7 +128,9 @@ public final class ObjectServer: Sendable {
     /// Sets several properties of one interface and emits one `PropertiesChanged` for all of them.
     /// - Throws: ``DBusError`` (`UnknownObject`, `UnknownInterface`, `UnknownProperty`) or
     ///   ``DBusMarshalError/typeMismatch(expected:actual:)`` for a value of the wrong type; nothing changes then.
-    public func setProperties(_ changes: [(name: String, value: DBusValue?)], interface: String, at path: ObjectPath)
+    public func setProperties(
+        _ changes: [(name: String, value: DBusValue?)], interface: String, at path: ObjectPath
+    )
         throws
     {
         try state.withLock { (state) throws in
@@ -161,7 +163,9 @@ public final class ObjectServer: Sendable {
         for (property, value) in changes {
             switch property.changeSignal {
             case .emitsValue:
-                if let value { changed.append((.string(property.name), .variant(value))) } else {
+                if let value {
+                    changed.append((.string(property.name), .variant(value)))
+                } else {
                     invalidated.append(.string(property.name))
                 }
             case .invalidates: invalidated.append(.string(property.name))

@@ -31,7 +31,9 @@ extension ObjectServer {
         }
     }
 
-    private static func lookup(_ interface: String, _ name: String, in object: ObjectEntry) throws(DBusError)
+    private static func lookup(
+        _ interface: String, _ name: String, in object: ObjectEntry
+    ) throws(DBusError)
         -> (InterfaceEntry, ExportedProperty)
     {
         guard let index = object.index(of: interface) else {

@@ -118,7 +118,9 @@ enum LibDBus {
 
     // MARK: Messages
 
-    static func newMethodCall(destination: String?, path: String, interface: String?, member: String)
+    static func newMethodCall(
+        destination: String?, path: String, interface: String?, member: String
+    )
         throws(DBusMarshalError) -> OpaquePointer
     {
         guard let message = dbus_message_new_method_call(destination, path, interface, member) else {
@@ -137,7 +139,9 @@ enum LibDBus {
         return message
     }
 
-    static func newError(to call: OpaquePointer, name: String, message text: String) throws(DBusMarshalError)
+    static func newError(
+        to call: OpaquePointer, name: String, message text: String
+    ) throws(DBusMarshalError)
         -> OpaquePointer
     {
         guard let message = dbus_message_new_error(call, name, text) else { throw .outOfMemory }

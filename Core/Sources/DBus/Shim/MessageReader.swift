@@ -30,7 +30,9 @@ enum MessageReader {
         }
     }
 
-    private static func basic<T: BitwiseCopyable>(_ iter: inout DBusMessageIter, _ code: Unicode.Scalar, _ type: DBusType, _ zero: T)
+    private static func basic<T: BitwiseCopyable>(
+        _ iter: inout DBusMessageIter, _ code: Unicode.Scalar, _ type: DBusType, _ zero: T
+    )
         throws(DBusMarshalError) -> T
     {
         try expect(&iter, Int32(UInt8(ascii: code)), type)
@@ -39,14 +41,18 @@ enum MessageReader {
         return value
     }
 
-    private static func text(_ iter: inout DBusMessageIter, _ code: Unicode.Scalar, _ type: DBusType)
+    private static func text(
+        _ iter: inout DBusMessageIter, _ code: Unicode.Scalar, _ type: DBusType
+    )
         throws(DBusMarshalError) -> String
     {
         let pointer: UnsafePointer<CChar>? = try basic(&iter, code, type, nil)
         return pointer.map { String(cString: $0) } ?? ""
     }
 
-    private static func readValue(_ iter: inout DBusMessageIter, _ type: DBusType) throws(DBusMarshalError)
+    private static func readValue(
+        _ iter: inout DBusMessageIter, _ type: DBusType
+    ) throws(DBusMarshalError)
         -> DBusValue
     {
         switch type {
@@ -76,7 +82,8 @@ enum MessageReader {
             var count: Int32 = 0
             dbus_message_iter_get_fixed_array(&sub, &base, &count)
             guard let base, count > 0 else { return .bytes([]) }
-            return .bytes(Array(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: Int(count))))
+            return .bytes(
+                Array(UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: Int(count))))
         case .array(let element):
             try expect(&iter, Int32(UInt8(ascii: "a")), type)
             var sub = DBusMessageIter()
@@ -97,7 +104,9 @@ enum MessageReader {
                 var pair = DBusMessageIter()
                 dbus_message_iter_recurse(&sub, &pair)
                 let k = try readValue(&pair, key)
-                guard dbus_message_iter_next(&pair) != 0 else { throw .typeMismatch(expected: type.signature, actual: "{\(key)}") }
+                guard dbus_message_iter_next(&pair) != 0 else {
+                    throw .typeMismatch(expected: type.signature, actual: "{\(key)}")
+                }
                 entries.append((key: k, value: try readValue(&pair, value)))
                 dbus_message_iter_next(&sub)
             }
@@ -110,7 +119,9 @@ enum MessageReader {
             values.reserveCapacity(fields.count)
             for (index, field) in fields.enumerated() {
                 if index > 0 {
-                    guard dbus_message_iter_next(&sub) != 0 else { throw .typeMismatch(expected: type.signature, actual: "a shorter struct") }
+                    guard dbus_message_iter_next(&sub) != 0 else {
+                        throw .typeMismatch(expected: type.signature, actual: "a shorter struct")
+                    }
                 }
                 values.append(try readValue(&sub, field))
             }

@@ -21,7 +21,9 @@ enum MessageWriter {
         for value in values { try write(value, expected: nil, into: &iter, depth: 0) }
     }
 
-    private static func write(_ value: DBusValue, expected: DBusType?, into iter: inout DBusMessageIter, depth: Int)
+    private static func write(
+        _ value: DBusValue, expected: DBusType?, into iter: inout DBusMessageIter, depth: Int
+    )
         throws(DBusMarshalError)
     {
         if let expected, !value.hasShape(of: expected) {
@@ -87,14 +89,18 @@ enum MessageWriter {
     /// The libdbus type code of a signature character (`r` is a struct, `e` a dict entry).
     static func code(_ c: Unicode.Scalar) -> Int32 { Int32(UInt8(ascii: c)) }
 
-    private static func appendBasic<T: BitwiseCopyable>(_ iter: inout DBusMessageIter, _ type: Unicode.Scalar, _ value: T)
+    private static func appendBasic<T: BitwiseCopyable>(
+        _ iter: inout DBusMessageIter, _ type: Unicode.Scalar, _ value: T
+    )
         throws(DBusMarshalError)
     {
         var copy = value
         guard dbus_message_iter_append_basic(&iter, code(type), &copy) != 0 else { throw .outOfMemory }
     }
 
-    private static func appendString(_ iter: inout DBusMessageIter, _ type: Unicode.Scalar, _ text: String)
+    private static func appendString(
+        _ iter: inout DBusMessageIter, _ type: Unicode.Scalar, _ text: String
+    )
         throws(DBusMarshalError)
     {
         guard !text.utf8.contains(0) else { throw .stringContainsNUL }

@@ -97,7 +97,9 @@ extension DBusConnection {
 
     /// Follows owner changes of `name` (or of every name): detects a service (bluetoothd, blesim) starting,
     /// exiting or restarting. Active on the bus before it returns; ends with the connection.
-    public func nameOwnerChanges(of name: String? = nil, buffering: SignalBuffering = .default) async throws
+    public func nameOwnerChanges(
+        of name: String? = nil, buffering: SignalBuffering = .default
+    ) async throws
         -> NameOwnerChanges
     {
         let rule = MatchRule(

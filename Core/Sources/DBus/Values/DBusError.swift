@@ -40,6 +40,20 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let authFailed: Name = "org.freedesktop.DBus.Error.AuthFailed"
         /// `org.freedesktop.DBus.Error.NoServer`.
         public static let noServer: Name = "org.freedesktop.DBus.Error.NoServer"
+        /// `org.freedesktop.DBus.Error.NoNetwork`.
+        public static let noNetwork: Name = "org.freedesktop.DBus.Error.NoNetwork"
+        /// `org.freedesktop.DBus.Error.AddressInUse`.
+        public static let addressInUse: Name = "org.freedesktop.DBus.Error.AddressInUse"
+        /// `org.freedesktop.DBus.Error.FileNotFound` (e.g. no socket at a `unix:path=` address).
+        public static let fileNotFound: Name = "org.freedesktop.DBus.Error.FileNotFound"
+        /// `org.freedesktop.DBus.Error.FileExists`.
+        public static let fileExists: Name = "org.freedesktop.DBus.Error.FileExists"
+        /// `org.freedesktop.DBus.Error.InconsistentMessage`.
+        public static let inconsistentMessage: Name = "org.freedesktop.DBus.Error.InconsistentMessage"
+        /// `org.freedesktop.DBus.Error.UnixProcessIdUnknown`.
+        public static let unixProcessIdUnknown: Name = "org.freedesktop.DBus.Error.UnixProcessIdUnknown"
+        /// `org.freedesktop.DBus.Error.Spawn.ServiceNotFound`: no service file for an activatable name.
+        public static let spawnServiceNotFound: Name = "org.freedesktop.DBus.Error.Spawn.ServiceNotFound"
         /// `org.freedesktop.DBus.Error.Timeout`.
         public static let timeout: Name = "org.freedesktop.DBus.Error.Timeout"
         /// `org.freedesktop.DBus.Error.TimedOut`.

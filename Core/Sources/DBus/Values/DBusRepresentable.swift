@@ -223,7 +223,8 @@ extension Dictionary: DBusRepresentable where Key: DBusBasicRepresentable, Value
 
     /// `.dictionary` (in the dictionary's iteration order).
     public var dbusValue: DBusValue {
-        .dictionary(key: Key.dbusType, value: Value.dbusType, map { (key: $0.key.dbusValue, value: $0.value.dbusValue) })
+        .dictionary(
+            key: Key.dbusType, value: Value.dbusType, map { (key: $0.key.dbusValue, value: $0.value.dbusValue) })
     }
 
     /// From a dictionary with matching key and value types (later duplicate keys win).
@@ -244,7 +245,9 @@ extension Dictionary: DBusRepresentable where Key: DBusBasicRepresentable, Value
 extension Array where Element == DBusValue {
     /// Decodes a whole argument list into typed values: `let (name, props) = try args.decode(String.self,
     /// [String: DBusValue].self)`. Throws if the count or any type differs.
-    public func decode<each T: DBusRepresentable>(_ types: repeat (each T).Type) throws(DBusMarshalError)
+    public func decode<each T: DBusRepresentable>(
+        _ types: repeat (each T).Type
+    ) throws(DBusMarshalError)
         -> (repeat each T)
     {
         var expected = 0
@@ -261,7 +264,9 @@ extension Array where Element == DBusValue {
 
 extension DBusValue {
     /// Decodes the fields of a structure: `let (a, b) = try value.decodeFields(Int32.self, String.self)`.
-    public func decodeFields<each T: DBusRepresentable>(_ types: repeat (each T).Type) throws(DBusMarshalError)
+    public func decodeFields<each T: DBusRepresentable>(
+        _ types: repeat (each T).Type
+    ) throws(DBusMarshalError)
         -> (repeat each T)
     {
         guard let fields = structureFields else { throw .typeMismatch(expected: "(...)", actual: signature) }

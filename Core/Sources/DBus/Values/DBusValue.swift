@@ -116,7 +116,8 @@ extension DBusValue: Equatable {
             a.count == b.count && zip(a, b).allSatisfy { DBusValue.byte($0) == $1 }
         case (.array(let ta, let a), .array(let tb, let b)): ta == tb && a == b
         case (.dictionary(let ka, let va, let a), .dictionary(let kb, let vb, let b)):
-            ka == kb && va == vb && a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+            ka == kb && va == vb && a.count == b.count
+                && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
         case (.structure(let a), .structure(let b)): a == b
         case (.variant(let a), .variant(let b)): a == b
         default: false

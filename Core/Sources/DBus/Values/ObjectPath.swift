@@ -63,8 +63,9 @@ public struct ObjectPath: Sendable, Hashable, Comparable, CustomStringConvertibl
     /// Whether `self` is `other` or one of its ancestors.
     public func isAncestor(orSelfOf other: ObjectPath) -> Bool {
         if self == other || rawValue == "/" { return true }
-        return other.rawValue.hasPrefix(rawValue) && other.rawValue.utf8.dropFirst(rawValue.utf8.count).first
-            == UInt8(ascii: "/")
+        return other.rawValue.hasPrefix(rawValue)
+            && other.rawValue.utf8.dropFirst(rawValue.utf8.count).first
+                == UInt8(ascii: "/")
     }
 
     /// Whether `self` is a strict ancestor of `other`.
@@ -80,7 +81,8 @@ public struct ObjectPath: Sendable, Hashable, Comparable, CustomStringConvertibl
 
 extension UInt8 {
     fileprivate var isPathCharacter: Bool {
-        (self >= UInt8(ascii: "a") && self <= UInt8(ascii: "z")) || (self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z"))
+        (self >= UInt8(ascii: "a") && self <= UInt8(ascii: "z"))
+            || (self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z"))
             || (self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9")) || self == UInt8(ascii: "_")
     }
 }
