@@ -260,6 +260,20 @@ struct CallTests {
         }
     }
 
+    @Test("a method call message can be called once; calling it again is refused instead of confusing replies")
+    func messageCalledTwice() async throws {
+        try await PrivateBus.with { bus in
+            let connection = try await bus.connect()
+            let message = try DBusMessage.methodCall(
+                destination: "org.freedesktop.DBus", path: try ObjectPath("/org/freedesktop/DBus"),
+                interface: "org.freedesktop.DBus", member: "GetId")
+            _ = try await connection.call(message)
+            let error = await #expect(throws: DBusError.self) { try await connection.call(message) }
+            #expect(error?.name == .invalidArgs)
+            await connection.close()
+        }
+    }
+
     @Test("an unreachable address is a thrown DBusError, not a crash")
     func badAddress() async throws {
         let error = await #expect(throws: DBusError.self) {

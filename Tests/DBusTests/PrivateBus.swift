@@ -40,15 +40,13 @@ final class PrivateBus: Sendable {
         fputs(config, file)
         fclose(file)
 
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw Failure.setup("pipe failed") }
-        let nullFD = open("/dev/null", O_WRONLY)
+        let fds = try spawnPipe()
+        let nullFD = movedAside(open("/dev/null", O_WRONLY))
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 3)
         posix_spawn_file_actions_adddup2(&actions, nullFD, 2)
-        posix_spawn_file_actions_addclose(&actions, fds[0])
         let arguments = ["dbus-daemon", "--config-file=\(configPath)", "--nofork", "--print-address=3"]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
@@ -64,7 +62,12 @@ final class PrivateBus: Sendable {
         }
         var line: [UInt8] = []
         var byte: UInt8 = 0
-        while read(fds[0], &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+        while true {
+            let count = read(fds[0], &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            guard count == 1, byte != UInt8(ascii: "\n") else { break }
+            line.append(byte)
+        }
         close(fds[0])
         guard !line.isEmpty else {
             kill(pid, SIGKILL)
@@ -148,14 +151,12 @@ func tool(_ arguments: [String]) async throws -> (output: String, status: Int32)
 /// Runs a command line and returns its standard output and exit status (used to check our objects with the
 /// reference tools `busctl` and `dbus-send`).
 func runTool(_ arguments: [String]) throws -> (output: String, status: Int32) {
-    var fds: [Int32] = [-1, -1]
-    guard pipe(&fds) == 0 else { throw PrivateBus.Failure.setup("pipe failed") }
+    let fds = try spawnPipe()
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
-    posix_spawn_file_actions_addclose(&actions, fds[0])
     var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     var attributes = SpawnAttributes()
@@ -171,6 +172,7 @@ func runTool(_ arguments: [String]) throws -> (output: String, status: Int32) {
     var buffer = [UInt8](repeating: 0, count: 4096)
     while true {
         let count = read(fds[0], &buffer, buffer.count)
+        if count < 0, errno == EINTR { continue }
         if count <= 0 { break }
         output.append(contentsOf: buffer[0..<count])
     }
@@ -197,4 +199,19 @@ struct SpawnAttributes {
     }
 
     mutating func destroy() { posix_spawnattr_destroy(&value) }
+}
+
+/// A pipe whose ends are close-on-exec and numbered 10 or above, so that tests spawning processes in parallel
+/// neither leak them into each other's children nor collide with the descriptors 1 to 3 being set up for a child.
+func spawnPipe() throws -> [Int32] {
+    var fds: [Int32] = [-1, -1]
+    guard pipe(&fds) == 0 else { throw PrivateBus.Failure.setup("pipe failed") }
+    return fds.map(movedAside)
+}
+
+/// `fd` duplicated to a close-on-exec descriptor numbered 10 or above (the original is closed).
+func movedAside(_ fd: Int32) -> Int32 {
+    let moved = fcntl(fd, F_DUPFD_CLOEXEC, 10)
+    close(fd)
+    return moved
 }

@@ -101,8 +101,14 @@ final class EventLoop {
             request.continuation.resume(throwing: CancellationError())
             return
         }
-        guard let serial = request.message.withRaw({ LibDBus.send(connection, $0) }) else {
-            request.continuation.resume(throwing: DBusError(.noMemory, "libdbus refused to queue the call"))
+        let sent = request.message.withRaw { raw -> UInt32? in
+            // A message sent before keeps its serial; its reply could not be told from the earlier one's.
+            guard LibDBus.serial(raw) == 0 else { return nil }
+            return LibDBus.send(connection, raw)
+        }
+        guard let serial = sent, pending[serial] == nil else {
+            request.continuation.resume(
+                throwing: DBusError(.invalidArgs, "the call could not be queued (a message can be called only once)"))
             return
         }
         pending[serial] = PendingCall(id: request.id, timeout: request.timeout, continuation: request.continuation)

@@ -159,6 +159,8 @@ enum LibDBus {
         dbus_message_set_destination(message, destination) != 0
     }
 
+    static func serial(_ message: OpaquePointer) -> UInt32 { dbus_message_get_serial(message) }
+
     static func containsUnixFDs(_ message: OpaquePointer) -> Bool { dbus_message_contains_unix_fds(message) != 0 }
 
     /// The header fields of a message, copied into Swift.
