@@ -29,6 +29,9 @@ public final class DBusConnection: Sendable {
 
     /// Connects to `address` (e.g. `unix:path=/run/dbus/system_bus_socket`); with `registerOnBus` (the default)
     /// it says `Hello` to the bus and gets a unique name, without it the peer is not a bus.
+    ///
+    /// Opening uses libdbus's own (blocking, 25 s at most) authentication and `Hello` on the new connection's thread;
+    /// the awaiting task is suspended meanwhile, not blocked, and cannot cancel it.
     public static func connect(address: String, registerOnBus: Bool = true) async throws -> DBusConnection {
         guard !address.utf8.contains(0) else { throw DBusError(.badAddress, "address contains NUL") }
         return try await open(.address(address, register: registerOnBus))

@@ -6,6 +6,9 @@ internal import CDBus
 /// one its signature promised before reading it, so a mismatch is a thrown error, never a misread.
 enum MessageReader {
     static func read(_ message: OpaquePointer, signature: DBusSignature) throws(DBusMarshalError) -> [DBusValue] {
+        guard signature.rawValue.isEmpty || !signature.types.isEmpty else {
+            throw .invalidSignature(signature.rawValue, reason: "not parseable")
+        }
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(message, &iter) != 0 else { return [] }
         var values: [DBusValue] = []

@@ -1,3 +1,6 @@
+/// A signal message (the elements of ``DBusSignalStream``).
+public typealias DBusSignal = DBusMessage
+
 /// How many signals a subscription buffers for a consumer that falls behind.
 ///
 /// Signals are never dropped while the consumer keeps up; a burst larger than the buffer drops the oldest or the

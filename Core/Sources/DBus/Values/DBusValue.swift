@@ -134,6 +134,7 @@ extension DBusValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral {
 
 extension DBusValue {
     /// Wraps any representable Swift value (`DBusValue(UInt16(5))`, `DBusValue(["a": DBusValue("b")])`).
+    /// A `DBusValue` passed here is wrapped in a variant: as a Swift type, `DBusValue` stands for `v`.
     public init<T: DBusRepresentable>(_ value: T) { self = value.dbusValue }
 
     /// Converts to a Swift type, unwrapping variants; throws ``DBusMarshalError/typeMismatch(expected:actual:)``.
