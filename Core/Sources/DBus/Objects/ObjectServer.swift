@@ -12,6 +12,9 @@ import Synchronization
 /// type checks), `org.freedesktop.DBus.ObjectManager` (`GetManagedObjects`, at paths given to
 /// ``addObjectManager(at:authorize:)``) and `org.freedesktop.DBus.Introspectable` (XML generated from the
 /// descriptions, with child nodes); `org.freedesktop.DBus.Peer` is answered by libdbus.
+///
+/// Incoming calls are queued without bound between the connection's thread and the handlers (a call must not be
+/// dropped); handlers should not block, and long work should hop to an actor or task of its own.
 public final class ObjectServer: Sendable {
     /// Decides from the caller's unique name whether it may call an object at all (every interface, including the
     /// standard ones); refused callers get `AccessDenied`.
