@@ -11,7 +11,7 @@ dir=${1:-.build/debug}
 # Every Swift module of the core package (system-library targets hold no Swift).
 core_modules=()
 for d in "$(dirname "$0")"/../Core/Sources/*/; do
-    compgen -G "$d*.swift" >/dev/null && core_modules+=("$(basename "$d")")
+    [ -n "$(find "$d" -name "*.swift" -print -quit)" ] && core_modules+=("$(basename "$d")")
 done
 core_lib="$dir/libBLECore.so"
 [ -f "$core_lib" ] || { echo "one-copy: $core_lib not built" >&2; exit 1; }
