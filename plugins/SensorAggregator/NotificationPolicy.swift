@@ -16,6 +16,9 @@ import GATT
 ///   one entry per characteristic (a newer value replaces the waiting one)
 ///   and at most ``queueLimit`` entries (the oldest is dropped and counted).
 ///   ``transmitReady(central:now:)`` sends the latest values in order.
+///   Interval work for a blocked central waits until it is ready again
+///   (``tick(now:)`` and ``nextDeadline`` skip it, so a caller sleeping until
+///   the deadline never spins on a stalled central).
 public struct NotificationPolicy: Sendable {
     /// A central, as the BLE layer names it (for BlueZ, the device path).
     public typealias Central = String
