@@ -15,13 +15,14 @@ import Testing
     @Test func everythingFitsWithAShortName() throws {
         let plan = SensorAdvertisementBuilder.build(config: AdvertisingConfig(localName: "gw-1"), values: Self.all)
         // Flags 3 + ESS UUID 4 + BTHome 17 + name 6 = 30 bytes.
-        #expect(plan.bytes == [
-            0x02, 0x01, 0x06,  // flags: LE general discoverable, BR/EDR not supported
-            0x03, 0x03, 0x1A, 0x18,  // complete 16-bit UUIDs: 0x181A
-            0x10, 0x16, 0xD2, 0xFC,  // service data, UUID 0xFCD2
-            0x40, 0x01, 0x57, 0x02, 0x0A, 0x09, 0x03, 0x39, 0x12, 0x04, 0xC5, 0x8B, 0x01,
-            0x05, 0x09, 0x67, 0x77, 0x2D, 0x31,  // complete local name "gw-1"
-        ])
+        #expect(
+            plan.bytes == [
+                0x02, 0x01, 0x06,  // flags: LE general discoverable, BR/EDR not supported
+                0x03, 0x03, 0x1A, 0x18,  // complete 16-bit UUIDs: 0x181A
+                0x10, 0x16, 0xD2, 0xFC,  // service data, UUID 0xFCD2
+                0x40, 0x01, 0x57, 0x02, 0x0A, 0x09, 0x03, 0x39, 0x12, 0x04, 0xC5, 0x8B, 0x01,
+                0x05, 0x09, 0x67, 0x77, 0x2D, 0x31,  // complete local name "gw-1"
+            ])
         #expect(plan.dropped.isEmpty && !plan.nameShortened)
         #expect(try Self.bthome(plan).map(\.value) == [87, 23.14, 46.65, 1013.17])
         let parsed = try AdvertisingData.parse(plan.bytes)
@@ -51,7 +52,10 @@ import Testing
         #expect(plan.bytes.count == 31)
         // Keeping 12 characters costs humidity as well.
         let stricter = AdvertisingConfig(localName: "greenhouse-north-7", minimumNameLength: 12)
-        #expect(SensorAdvertisementBuilder.build(config: stricter, values: Self.all).dropped == [.pressure, .battery, .humidity])
+        #expect(
+            SensorAdvertisementBuilder.build(config: stricter, values: Self.all).dropped == [
+                .pressure, .battery, .humidity,
+            ])
         // A name that must stay whole at 22 characters leaves no room for BTHome.
         let long = AdvertisingConfig(localName: "greenhouse-north-bay-7", minimumNameLength: 22)
         let bare = SensorAdvertisementBuilder.build(config: long, values: Self.all)

@@ -7,7 +7,9 @@ import Testing
     @Test func summaryBytesMatchTheDocumentedFixture() throws {
         let summary = AggregatesSummary(records: [
             .init(sensorIndex: 0, kind: 1, windowSeconds: 300, count: 4, minimum: 18, maximum: 24, mean: 21, last: 24),
-            .init(sensorIndex: 1, kind: 2, windowSeconds: 300, count: 0, minimum: .nan, maximum: .nan, mean: .nan, last: .nan),
+            .init(
+                sensorIndex: 1, kind: 2, windowSeconds: 300, count: 0, minimum: .nan, maximum: .nan, mean: .nan,
+                last: .nan),
         ])
         let expected: [UInt8] = [
             0x01, 0x02,  // version 1, 2 records

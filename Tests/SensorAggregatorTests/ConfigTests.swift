@@ -8,7 +8,9 @@ import Testing
         let config = try sampleConfig()
         #expect(config.sensors.map(\.id) == ["room", "hum", "baro", "co2"])
         #expect(config.sensors[0].unit == "degC")
-        #expect(config.sensors[0].source == .file(FileSource(path: "/sys/class/hwmon/hwmon0/temp1_input", scale: 0.001, pollSeconds: 5)))
+        #expect(
+            config.sensors[0].source
+                == .file(FileSource(path: "/sys/class/hwmon/hwmon0/temp1_input", scale: 0.001, pollSeconds: 5)))
         #expect(config.sensors[0].thresholds == Thresholds(low: 5, high: 35))
         #expect(config.sensors[1].source.pollSeconds == 2)
         #expect(config.sensors[2].source == .ingest)
@@ -16,7 +18,8 @@ import Testing
         #expect(config.windowSeconds == 300)
         #expect(config.maxSamplesPerWindow == 4096)
         #expect(config.notification == NotificationConfig(intervalSeconds: 10, queueLimit: 2))
-        #expect(config.advertising == AdvertisingConfig(localName: "bleagent-sensor", bthome: true, minimumNameLength: 4))
+        #expect(
+            config.advertising == AdvertisingConfig(localName: "bleagent-sensor", bthome: true, minimumNameLength: 4))
         #expect(config.deviceInformation.model == "gateway-1")
         #expect(config.primarySensor(of: .pressure)?.id == "baro")
     }

@@ -1,8 +1,8 @@
 import Glibc
-import Synchronization
 import JSON
 import RoleKit
 import SensorAggregator
+import Synchronization
 
 /// A config with one sensor of each source type, used across the suites.
 let sampleConfigText = """
@@ -51,7 +51,9 @@ struct TemporaryDirectory {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()

@@ -74,7 +74,8 @@ import Testing
     @Test func noSnapshotIsAFirstStart() {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let store = AggregateSnapshotStore(store: PluginStateStore(directory: directory.path), logger: LogRecorder().logger)
+        let store = AggregateSnapshotStore(
+            store: PluginStateStore(directory: directory.path), logger: LogRecorder().logger)
         var state = AggregateState(sensorIDs: ["room"], windowSeconds: 300, capacity: 100)
         let outcome = store.load(into: &state, now: 1)
         #expect(outcome == .noSnapshot)

@@ -134,7 +134,8 @@ public struct AggregatesSummary: Sendable, Hashable {
                 Record(
                     sensorIndex: bytes[base], kind: bytes[base + 1],
                     windowSeconds: UInt32(littleEndian: bytes, at: base + 2),
-                    count: UInt32(littleEndian: bytes, at: base + 6), minimum: Float(littleEndian: bytes, at: base + 10),
+                    count: UInt32(littleEndian: bytes, at: base + 6),
+                    minimum: Float(littleEndian: bytes, at: base + 10),
                     maximum: Float(littleEndian: bytes, at: base + 14), mean: Float(littleEndian: bytes, at: base + 18),
                     last: Float(littleEndian: bytes, at: base + 22)))
         }

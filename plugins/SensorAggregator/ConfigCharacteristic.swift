@@ -92,7 +92,8 @@ public struct ConfigCharacteristicValue: Sendable, Hashable {
             let base = 8 + 9 * entry
             let index = bytes[base]
             guard Int(index) < sensorCount else {
-                throw ConfigWriteRefusal(.unknownSensor, "sensor index \(index) is not configured (\(sensorCount) sensors)")
+                throw ConfigWriteRefusal(
+                    .unknownSensor, "sensor index \(index) is not configured (\(sensorCount) sensors)")
             }
             guard seen.insert(index).inserted else {
                 throw ConfigWriteRefusal(.duplicateSensor, "sensor index \(index) is listed twice")
@@ -102,7 +103,8 @@ public struct ConfigCharacteristicValue: Sendable, Hashable {
             let limits = Thresholds(low: low.isNaN ? nil : Double(low), high: high.isNaN ? nil : Double(high))
             guard limits.isValid else {
                 throw ConfigWriteRefusal(
-                    .invalidThreshold, "sensor index \(index): low \(low) and high \(high) are not ordered finite limits")
+                    .invalidThreshold,
+                    "sensor index \(index): low \(low) and high \(high) are not ordered finite limits")
             }
             thresholds.append((index, limits))
         }

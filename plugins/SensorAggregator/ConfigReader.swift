@@ -44,7 +44,8 @@ struct ConfigReader {
     func number(_ key: String, in range: ClosedRange<Double>) throws(PluginConfigError) -> Double? {
         guard let value = object[key] else { return nil }
         guard let number = value.doubleValue, number.isFinite, range.contains(number) else {
-            throw PluginConfigError(path: field(key), "expected a number from \(range.lowerBound) to \(range.upperBound)")
+            throw PluginConfigError(
+                path: field(key), "expected a number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
     }
@@ -53,7 +54,8 @@ struct ConfigReader {
     func integer(_ key: String, in range: ClosedRange<Int64>) throws(PluginConfigError) -> Int64? {
         guard let value = object[key] else { return nil }
         guard let number = value.intValue, range.contains(number) else {
-            throw PluginConfigError(path: field(key), "expected an integer from \(range.lowerBound) to \(range.upperBound)")
+            throw PluginConfigError(
+                path: field(key), "expected an integer from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
     }

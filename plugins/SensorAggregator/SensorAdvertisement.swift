@@ -78,7 +78,8 @@ public enum SensorAdvertisementBuilder {
         var dropped: [BTHomeField] = []
         var remaining = BTHomeField.allCases.filter { objects[$0] != nil }
         while true {
-            let payload = config.bthome && !remaining.isEmpty ? bthomePayload(remaining.compactMap { objects[$0] }) : nil
+            let payload =
+                config.bthome && !remaining.isEmpty ? bthomePayload(remaining.compactMap { objects[$0] }) : nil
             let minimum = min(config.minimumNameLength, config.localName.count)
             if let plan = fit(config.localName, minimumCharacters: minimum, payload: payload) {
                 return SensorAdvertisementPlan(
@@ -87,7 +88,8 @@ public enum SensorAdvertisementBuilder {
             }
             if payload == nil {
                 // Only flags, UUID and name are left: take the name to 1 character.
-                let plan = fit(config.localName, minimumCharacters: 1, payload: nil)
+                let plan =
+                    fit(config.localName, minimumCharacters: 1, payload: nil)
                     ?? fit("", minimumCharacters: 0, payload: nil)
                 return SensorAdvertisementPlan(
                     data: plan?.data ?? AdvertisingData(), bytes: plan?.bytes ?? [], dropped: dropped,

@@ -186,7 +186,9 @@ public struct DeviceInformation: Sendable, Hashable {
     }
 
     init(reading reader: ConfigReader) throws(PluginConfigError) {
-        try reader.allowOnly(["manufacturer", "model", "serial", "hardwareRevision", "firmwareRevision", "softwareRevision"])
+        try reader.allowOnly([
+            "manufacturer", "model", "serial", "hardwareRevision", "firmwareRevision", "softwareRevision",
+        ])
         manufacturer = try reader.string("manufacturer", maxLength: 64)
         model = try reader.string("model", maxLength: 64)
         serial = try reader.string("serial", maxLength: 64)

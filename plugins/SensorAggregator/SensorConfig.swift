@@ -69,9 +69,10 @@ public struct SensorConfig: Sendable, Hashable {
         self.unit = unit ?? kind.canonicalUnit ?? ""
         self.source = try SensorSource(reading: source)
         self.notifyDelta = try reader.number("notifyDelta", in: 0...1e9)
-        self.thresholds = try reader.child("thresholds").map { reader throws(PluginConfigError) in
-            try Thresholds(reading: reader)
-        } ?? Thresholds()
+        self.thresholds =
+            try reader.child("thresholds").map { reader throws(PluginConfigError) in
+                try Thresholds(reading: reader)
+            } ?? Thresholds()
     }
 }
 

@@ -69,7 +69,9 @@ public struct FileSource: Sendable, Hashable {
         try reader.allowOnly(["type", "path", "scale", "offset", "scalePath", "offsetPath", "pollSeconds"])
         func absolutePath(_ key: String) throws(PluginConfigError) -> String? {
             guard let path = try reader.string(key, maxLength: 4096) else { return nil }
-            guard path.hasPrefix("/") else { throw PluginConfigError(path: reader.field(key), "expected an absolute path") }
+            guard path.hasPrefix("/") else {
+                throw PluginConfigError(path: reader.field(key), "expected an absolute path")
+            }
             return path
         }
         guard let path = try absolutePath("path") else {
