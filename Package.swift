@@ -28,6 +28,10 @@ let package = Package(
         .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
         .executableTarget(name: "blectl", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
+        // The sensor aggregator's pure logic (issue 7); it becomes a .dynamic
+        // plugin product with entry points once the BLE API is in the core.
+        .target(
+            name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", swiftSettings: strict),
         .target(
             name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: strict),
@@ -44,6 +48,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
         .testTarget(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
             exclude: ["Fixtures"], swiftSettings: strict),
