@@ -68,8 +68,7 @@ def sig_of(v):
 
 
 def norm_str(s):
-    s = ADDR_RE.sub(lambda m: 'XX' + m.group(1)[-1] + 'XX', str(s))
-    return s
+    return ADDR_RE.sub(lambda m: m.group(1)[-1].join(['XX'] * 6), str(s))
 
 
 def plain(v):
@@ -381,6 +380,8 @@ class Probe:
         b = Client(self, 'B')
         r = {'A_StartDiscovery': self.a.call(self.adapter, ADAPTER, 'StartDiscovery')}
         self.wait_prop(self.a, 'Discovering', True)
+        self.sync(b)
+        b.take_events()
         r['B_StartDiscovery'] = b.call(self.adapter, ADAPTER, 'StartDiscovery')
         self.sync(b)
         r['B_events_after_start'] = self.adapter_events(b.take_events())
@@ -426,12 +427,27 @@ class Probe:
         r['start_with_filter'] = self.a.call(self.adapter, ADAPTER, 'StartDiscovery')
         self.wait_prop(self.a, 'Discovering', True)
         r['set_filter_while_discovering'] = self.set_filter(self.a, {'Transport': 'le', 'RSSI': dbus.Int16(-100)})
-        r['stop'] = self.a.call(self.adapter, ADAPTER, 'StopDiscovery')
+        # bluetoothd restarts discovery for the new filter; a StopDiscovery
+        # while that is pending is refused with InProgress (timing-dependent,
+        # so kept under 'info' and retried until the restart is done)
+        r['stop'] = self.stop_retrying_busy(r)
         self.wait_prop(self.a, 'Discovering', False)
         r['clear'] = self.set_filter(self.a, {})
         self.sync(self.a)
         self.a.take_events()
         return r
+
+    def stop_retrying_busy(self, r):
+        first = None
+        end = time.monotonic() + 15
+        while True:
+            res = self.a.call(self.adapter, ADAPTER, 'StopDiscovery')
+            first = first or res
+            if res.get('error') != 'org.bluez.Error.InProgress' or time.monotonic() > end:
+                break
+            self.wait(lambda: False, 0.2, 'restart after filter change')
+        r.setdefault('info', {})['first_stop_after_filter_change'] = first
+        return res
 
     def filter_invalid(self):
         self.ensure_powered(True)
@@ -497,7 +513,8 @@ class Probe:
         r['events_power_on'] = self.adapter_events(self.a.take_events())
         r['Discovering_after_power_on'] = self.prop(self.a, 'Discovering')
         r['StopDiscovery_after_power_on'] = self.a.call(self.adapter, ADAPTER, 'StopDiscovery')
-        self.wait_prop(self.a, 'Discovering', False, timeout=5)
+        if 'ok' in r['StopDiscovery_after_power_on']:
+            self.wait_prop(self.a, 'Discovering', False, timeout=10)
         self.sync(self.a)
         self.a.take_events()
         return r
@@ -511,14 +528,22 @@ class Probe:
             'adapter_path': self.a.call(self.adapter, ADAPTER, 'RemoveDevice', dbus.ObjectPath(self.adapter)),
         }
 
-    def find_device(self, address, timeout=30):
-        """Discover until a device (by address, else any) appears. Returns its path."""
+    def find_device(self, address, timeout=30, name=None):
+        """Discover until a device (by address or name, else any) appears.
+        Returns its path."""
         want = address.upper() if address else None
+
+        for path, ifaces in self.a.obj('/').GetManagedObjects(dbus_interface=OM).items():
+            self.added.append((str(path), ifaces))
 
         def match():
             for path, ifaces in self.added:
                 if DEVICE in ifaces and path.startswith(self.adapter + '/'):
-                    if want is None or str(ifaces[DEVICE].get('Address', '')).upper() == want:
+                    dev = ifaces[DEVICE]
+                    if name is not None:
+                        if str(dev.get('Name', '')) == name:
+                            return path
+                    elif want is None or str(dev.get('Address', '')).upper() == want:
                         return path
             return None
         self.wait(lambda: match() is not None, timeout, 'device %s' % address)
@@ -534,7 +559,7 @@ class Probe:
             r['found'] = False
             return r
         r['found'] = True
-        added = next(i for p, i in self.added if p == path)
+        added = next(i for p, i in reversed(self.added) if p == path)
         r['path_shape'] = re.sub(r'dev_([0-9A-F]{2}_){5}[0-9A-F]{2}$', 'dev_XX_XX_XX_XX_XX_XX', path.replace(self.adapter, '/org/bluez/hciN'))
         r['interfaces_added'] = sorted(str(k) for k in added.keys())
         r['interfaces_added_device_properties'] = props_record(added[DEVICE])
@@ -557,20 +582,31 @@ class Probe:
     def device_connect_errors(self):
         self.ensure_powered(True)
         r = {'Connect_unknown_path': self.a.call(self.adapter + '/dev_00_00_00_00_00_01', DEVICE, 'Connect')}
-        if self.args.nonconn_address:
+        if self.args.nonconn_name:
             self.added.clear()
             self.a.call(self.adapter, ADAPTER, 'StartDiscovery')
-            path = self.find_device(self.args.nonconn_address)
-            self.a.call(self.adapter, ADAPTER, 'StopDiscovery')
-            self.wait_prop(self.a, 'Discovering', False)
+            path = self.find_device(None, name=self.args.nonconn_name)
             if path:
+                # while discovering: bluetoothd drops non-connectable temporary
+                # devices when discovery stops
                 props = self.a.obj(path).GetAll(DEVICE, dbus_interface=PROPS)
                 r['nonconnectable_getall'] = props_record(props)
-                r['Connect_nonconnectable'] = self.a.call(path, DEVICE, 'Connect', timeout=60)
+                t0 = time.monotonic()
                 self.sync(self.a)
-                r['nonconnectable_events'] = [e for e in self.a.take_events() if e.get('path') == norm_str(path)]
+                self.a.take_events()
+                r['Connect_nonconnectable'] = self.a.call(path, DEVICE, 'Connect', timeout=60)
+                log('  Connect to the non-connectable device answered in %.1fs' % (time.monotonic() - t0))
+                self.sync(self.a)
+                r['nonconnectable_events'] = [e for e in self.a.take_events() if e.get('path') == norm_str(path)
+                                              and e.get('signal') != 'PropertiesChanged' or 'reply' in e]
             else:
                 r['Connect_nonconnectable'] = {'probe': 'non-connectable device not found'}
+            self.a.call(self.adapter, ADAPTER, 'StopDiscovery')
+            self.wait_prop(self.a, 'Discovering', False)
+            self.sync(self.a)
+            if path:
+                r['nonconnectable_present_after_stop'] = self.present(path)
+            self.a.take_events()
         r['Disconnect_not_connected'] = (self.a.call(self.device_path, DEVICE, 'Disconnect')
                                          if getattr(self, 'device_path', None) else None)
         return r
@@ -609,7 +645,8 @@ def main():
     ap.add_argument('--bus', default=None, help='D-Bus address (default: the system bus)')
     ap.add_argument('--adapter', default='hci1')
     ap.add_argument('--peer-address', default=None, help='address of a connectable advertiser (default: any device)')
-    ap.add_argument('--nonconn-address', default=None, help='address of a non-connectable advertiser')
+    ap.add_argument('--nonconn-name', default=None,
+                    help='local name of a non-connectable advertiser (its address is a random one)')
     ap.add_argument('--connect', action='store_true', help='also connect to the peer and record the signals')
     ap.add_argument('--out', required=True)
     args = ap.parse_args()

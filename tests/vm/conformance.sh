@@ -29,18 +29,17 @@ for h in hci0 hci2; do
     bluez_wait 20 "$h powered" powered "$h"
 done
 PEER=$(addr_of hci0)
-NONCONN=$(addr_of hci2)
-echo "peer (connectable, hci0): $PEER; non-connectable (hci2): $NONCONN"
+echo "peer (connectable, hci0): $PEER; non-connectable: hci2, named NC (random address)"
 
 $PY -u "$EX/example-advertisement" > /lab-out/advertisement.log 2>&1 & BLUEZ_PIDS+=($!)
 bluez_wait 30 "advertisement" grep -q 'Advertisement registered' /lab-out/advertisement.log
 # AD: flags 0x06 (general discoverable, no BR/EDR), complete local name "NC"
-btmgmt --index 2 add-adv -d 02010603094e43 1 > /lab-out/btmgmt.log 2>&1 || { cat /lab-out/btmgmt.log; exit 1; }
+btmgmt --index 2 add-adv -d 02010603094e43 1 2>&1 | tee /lab-out/btmgmt.log
 bluez_mark advertisers-ready
 
 set +e
 timeout 150 $PY -u "$ROOT/tests/conformance/probe.py" --adapter hci1 --peer-address "$PEER" \
-    --nonconn-address "$NONCONN" --connect --out /lab-out/bluez.json 2>&1 | tee /lab-out/probe.log
+    --nonconn-name NC --connect --out /lab-out/bluez.json 2>&1 | tee /lab-out/probe.log
 rc=${PIPESTATUS[0]}
 set -e
 bluez_mark probe-done
