@@ -13,9 +13,20 @@ import sys
 MISSING = '<absent>'
 
 
+def event(e):
+    """One recorded event (signal or reply) as a short line."""
+    if 'reply' in e:
+        return 'reply %s%s' % (e['reply'], ' -> ' + e['error'] if 'error' in e else '')
+    changed = {k: v.get('value', '<' + v['type'] + '>') for k, v in e.get('changed', {}).items()}
+    rest = json.dumps(changed, sort_keys=True) if 'changed' in e else ' '.join(e.get('interfaces', []))
+    return '%s %s %s' % (e.get('signal'), e.get('path'), rest)
+
+
 def show(v):
+    if isinstance(v, list) and v and all(isinstance(x, dict) and ('reply' in x or 'signal' in x) for x in v):
+        return '[' + '; '.join(event(x) for x in v) + ']'
     s = json.dumps(v, sort_keys=True)
-    return s if len(s) <= 300 else s[:297] + '...'
+    return s if len(s) <= 400 else s[:397] + '...'
 
 
 def walk(path, exp, act, out):
@@ -24,10 +35,6 @@ def walk(path, exp, act, out):
             if k == 'info':
                 continue  # timing-dependent observations, recorded but not compared
             walk(path + [k], exp.get(k, MISSING), act.get(k, MISSING), out)
-    elif isinstance(exp, list) and isinstance(act, list) and len(exp) == len(act) and \
-            any(isinstance(x, (dict, list)) for x in exp):
-        for i, (e, a) in enumerate(zip(exp, act)):
-            walk(path + [str(i)], e, a, out)
     elif exp != act:
         out.append((path, exp, act))
 

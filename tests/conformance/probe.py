@@ -238,6 +238,12 @@ class Probe:
         c('object_tree', self.object_tree)
         c('introspect', self.introspect)
         c('adapter_properties', self.adapter_properties)
+        # devices first, on a freshly powered adapter (found reliably there)
+        c('device_discovered', self.device_discovered)
+        # connect before the non-connectable attempt: that one holds the
+        # controller's single LE connection attempt for about 40 s
+        c('device_connect', self.device_connect)
+        c('device_connect_errors', self.device_connect_errors)
         c('set_property_errors', self.set_property_errors)
         c('powered_off_errors', self.powered_off_errors)
         c('power_on_signals', self.power_on_signals)
@@ -250,9 +256,6 @@ class Probe:
         c('client_leaves_bus', self.client_leaves)
         c('power_off_while_discovering', self.power_off_while_discovering)
         c('remove_device_errors', self.remove_device_errors)
-        c('device_discovered', self.device_discovered)
-        c('device_connect_errors', self.device_connect_errors)
-        c('device_connect', self.device_connect)
         return self.result
 
     # -- checks -----------------------------------------------------------
@@ -554,7 +557,7 @@ class Probe:
         self.added.clear()
         self.set_filter(self.a, {'Transport': 'le'})
         r = {'StartDiscovery': self.a.call(self.adapter, ADAPTER, 'StartDiscovery')}
-        path = self.find_device(self.args.peer_address)
+        path = self.find_device(self.args.peer_address, timeout=45)
         if not path:
             r['found'] = False
             return r
@@ -594,13 +597,14 @@ class Probe:
                 t0 = time.monotonic()
                 self.sync(self.a)
                 self.a.take_events()
-                r['Connect_nonconnectable'] = self.a.call(path, DEVICE, 'Connect', timeout=60)
-                log('  Connect to the non-connectable device answered in %.1fs' % (time.monotonic() - t0))
+                # timing-dependent (about 40 s, sometimes longer): kept under info
+                res = self.a.call(path, DEVICE, 'Connect', timeout=50)
+                took = time.monotonic() - t0
+                log('  Connect to the non-connectable device answered in %.1fs' % took)
+                r['info'] = {'Connect_nonconnectable_seconds': round(took, 1), 'Connect_nonconnectable': res}
                 self.sync(self.a)
-                r['nonconnectable_events'] = [e for e in self.a.take_events() if e.get('path') == norm_str(path)
-                                              and e.get('signal') != 'PropertiesChanged' or 'reply' in e]
-            else:
-                r['Connect_nonconnectable'] = {'probe': 'non-connectable device not found'}
+                self.a.take_events()
+            r['nonconnectable_found'] = bool(path)
             self.a.call(self.adapter, ADAPTER, 'StopDiscovery')
             self.wait_prop(self.a, 'Discovering', False)
             self.sync(self.a)
