@@ -1,8 +1,8 @@
 #!/bin/bash
-# Run the VM payloads (tests/vm/*.sh) against the real bluetoothd 5.66, each in
+# Run the VM payloads (Tests/VM/*.sh) against the real bluetoothd 5.66, each in
 # its own throw-away VM (../shared/bluez-vm/run), with a bounded time.
 #
-#   scripts/vm-test.sh [PAYLOAD.sh ...]      default: every tests/vm/*.sh
+#   scripts/vm-test.sh [PAYLOAD.sh ...]      default: every Tests/VM/*.sh
 #
 # Env: VM_TIMEOUT   guest timeout per payload in seconds (default 240); the host
 #                   kills the VM at VM_TIMEOUT + 90 s whatever happens inside.
@@ -21,7 +21,7 @@ VM=${BLUEZ_VM:-$ROOT/../shared/bluez-vm}
 TMO=${VM_TIMEOUT:-240}
 OUTDIR=${VM_OUT:-$(mktemp -d /tmp/vm-test.XXXXXX)}
 mkdir -p "$OUTDIR"
-if [ $# -eq 0 ]; then set -- "$ROOT"/tests/vm/*.sh; fi
+if [ $# -eq 0 ]; then set -- "$ROOT"/Tests/VM/*.sh; fi
 
 failed=0
 for payload in "$@"; do

@@ -3,7 +3,7 @@
 
   compare.py EXPECTED.json ACTUAL.json
 
-EXPECTED is the real bluetoothd's (tests/conformance/bluez-5.66.json); ACTUAL
+EXPECTED is the real bluetoothd's (Tests/Conformance/bluez-5.66.json); ACTUAL
 is blesim's. Prints one line per difference, as the JSON path of the value,
 what bluetoothd did and what the other did. Exit 0 when equal, 1 otherwise.
 """

@@ -5,7 +5,7 @@
 #   hci1: the adapter under test (the probe powers it, discovers, connects)
 #   hci2: a non-connectable advertiser set up through btmgmt (add-adv without -c)
 # Writes /lab-out/bluez.json (the run's output folder on the host).
-# Run: scripts/vm-test.sh tests/vm/conformance.sh   (see docs/conformance.md)
+# Run: scripts/vm-test.sh Tests/VM/conformance.sh   (see docs/conformance.md)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -38,7 +38,7 @@ btmgmt --index 2 add-adv -d 02010603094e43 1 2>&1 | tee /lab-out/btmgmt.log
 bluez_mark advertisers-ready
 
 set +e
-timeout 150 $PY -u "$ROOT/tests/conformance/probe.py" --adapter hci1 --peer-address "$PEER" \
+timeout 150 $PY -u "$ROOT/Tests/Conformance/probe.py" --adapter hci1 --peer-address "$PEER" \
     --nonconn-name NC --connect --out /lab-out/bluez.json 2>&1 | tee /lab-out/probe.log
 rc=${PIPESTATUS[0]}
 set -e

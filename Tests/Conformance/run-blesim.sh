@@ -1,7 +1,7 @@
 #!/bin/bash
 # Record the conformance probe against blesim on a private dbus-daemon (no root),
 # then compare with the real-daemon fixture.
-#   tests/conformance/run-blesim.sh [BLESIM_BINARY] [OUT_JSON]
+#   Tests/Conformance/run-blesim.sh [BLESIM_BINARY] [OUT_JSON]
 # BLESIM_ARGS: extra blesim options (e.g. --scenario FILE; default: its own default,
 # sim/scenarios/default.json relative to the project root, where it is started).
 # Exit status: compare.py's (0: same behaviour, 1: differences, 2: usage).

@@ -7,8 +7,8 @@ error names and messages, and the order of replies and signals. Values that
 legitimately differ between machines (addresses, names, RSSI, device paths)
 are normalised so that two recordings can be compared with compare.py.
 
-The same probe runs against the real bluetoothd (tests/vm/conformance.sh, in
-the VM) and against blesim (tests/conformance/run-blesim.sh, on a private bus):
+The same probe runs against the real bluetoothd (Tests/VM/conformance.sh, in
+the VM) and against blesim (Tests/Conformance/run-blesim.sh, on a private bus):
 wherever the recordings differ, blesim is wrong.
 
 Usage:
