@@ -7,16 +7,58 @@ let core: Target.Dependency = .product(name: "BLECore", package: "Core")
 let package = Package(
     name: "bleagent",
     products: [
-        .executable(name: "blesim", targets: ["blesim"])
+        // Role plugins: each a shared library the agent loads from its plugin
+        // directory (docs/plugins.md), linking the core by product only.
+        .library(name: "Diagnostics", type: .dynamic, targets: ["Diagnostics"]),
+        // Test fixtures for the plugin loader, built beside the real plugins.
+        .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
+        .library(name: "PeripheralOnlyPlugin", type: .dynamic, targets: ["PeripheralOnlyPlugin"]),
+        .library(name: "NoEntryPointPlugin", type: .dynamic, targets: ["NoEntryPointPlugin"]),
+        .library(name: "OneCopyProbe", type: .dynamic, targets: ["OneCopyProbe"]),
+        .library(name: "StuckPlugin", type: .dynamic, targets: ["StuckPlugin"]),
+        .executable(name: "blesim", targets: ["blesim"]),
     ],
     dependencies: [.package(path: "Core")],
     targets: [
+        // signalfd and eventfd, which the Glibc module does not import.
+        .systemLibrary(name: "CLinux"),
+        // The control API's wire types, shared by the agent and blectl.
+        .target(name: "ControlProtocol", dependencies: [core], swiftSettings: strict),
+        // The agent apart from its entry point: config, control server, sd_notify, signals.
+        .target(name: "AgentCore", dependencies: [core, "ControlProtocol", "CLinux"], swiftSettings: strict),
+        .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
+        .executableTarget(name: "blectl", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
+        .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
+        // The sensor aggregator's pure logic (issue 7); it becomes a .dynamic
+        // plugin product with entry points once the BLE API is in the core.
+        .target(
+            name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", swiftSettings: strict),
+        .target(
+            name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
+            swiftSettings: strict),
+        .target(
+            name: "PeripheralOnlyPlugin", dependencies: [core], path: "Tests/Fixtures/PeripheralOnlyPlugin",
+            swiftSettings: strict),
+        .target(
+            name: "NoEntryPointPlugin", dependencies: [core], path: "Tests/Fixtures/NoEntryPointPlugin",
+            swiftSettings: strict),
+        .target(
+            name: "OneCopyProbe", dependencies: [core], path: "Tests/Fixtures/OneCopyProbe", swiftSettings: strict),
+        .target(
+            name: "StuckPlugin", dependencies: [core], path: "Tests/Fixtures/StuckPlugin", swiftSettings: strict),
         // blesim: pure simulation logic (no I/O) and the executable serving org.bluez.
         .target(name: "SimCore", dependencies: [core], swiftSettings: strict),
         .executableTarget(name: "blesim", dependencies: ["SimCore", core], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
+        .testTarget(
+            name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
+            exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(
+            name: "BlectlTests", dependencies: [core, "ControlProtocol", "bleagent", "blectl"],
+            swiftSettings: strict),
         .testTarget(
             name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "BlesimTests", dependencies: [core], exclude: ["Fixtures"], swiftSettings: strict),

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 ensure_setup
 
 log "swift format lint"
-swift format lint --strict --recursive Package.swift Core/Package.swift Core/Sources Sources Tests plugins
+swift format lint --strict --recursive Package.swift Core/Package.swift Core/Sources Sources Tests plugins docs/examples
 
 log "build (once, reused by the tests)"
 swift build --build-tests

@@ -75,12 +75,15 @@ public enum BlueZATTErrorMapping {
         }
     }
 
-    /// The reply a local application gives bluetoothd so that the peer receives
-    /// `error`, or nil when no reply can produce that code (bluetoothd sends
-    /// ``ATTError/unlikelyError`` for replies it does not map; see
-    /// ``relayedATTError(for:access:)``).
-    public static func applicationError(for error: ATTError, access: Access) -> BlueZError? {
-        if error.isApplicationError { return BlueZError(.failed, "0x" + hexString([error.rawValue])) }
+    /// The reply a local application gives bluetoothd so that the peer
+    /// receives `error`.
+    ///
+    /// Not every code can be relayed (see the table above): for the others
+    /// the reply is `Failed` with the code as message ("0x05"), which
+    /// bluetoothd logs as an invalid error code before sending Unlikely Error
+    /// (0x0E), so the log still shows what was meant. Application errors are
+    /// `Failed` with their code too, and relay exactly.
+    public static func applicationError(for error: ATTError, access: Access) -> BlueZError {
         let name: BlueZError.Name
         switch error {
         case .requestNotSupported: name = .notSupported
@@ -90,19 +93,16 @@ public enum BlueZATTErrorMapping {
         case .procedureAlreadyInProgress: name = .inProgress
         case .readNotPermitted where access == .read: name = .notPermitted
         case .writeNotPermitted where access == .write: name = .notPermitted
-        case .unlikelyError: name = .failed
-        default: return nil
+        default: return BlueZError(.failed, "0x" + hexString([error.rawValue]))
         }
-        let message = name == .failed ? "0x" + hexString([error.rawValue]) : error.description
-        return BlueZError(name, message)
+        return BlueZError(name, error.description)
     }
 
-    /// The code the peer actually receives when a local application wants to
-    /// answer with `error`: `error` itself when
-    /// ``applicationError(for:access:)`` can express it, else Unlikely Error.
+    /// The code the peer actually receives when a local application answers
+    /// with ``applicationError(for:access:)``: `error` itself when bluetoothd
+    /// can relay it, else Unlikely Error (0x0E).
     public static func relayedATTError(for error: ATTError, access: Access) -> ATTError {
-        guard let reply = applicationError(for: error, access: access) else { return .unlikelyError }
-        return attError(fromApplicationError: reply, access: access)
+        attError(fromApplicationError: applicationError(for: error, access: access), access: access)
     }
 
     /// The D-Bus error bluetoothd returns to a caller of a remote

@@ -150,6 +150,12 @@ public enum BlueZGATTFlags {
         /// Whose flags they were.
         public let interface: Interface
 
+        /// `flags` of `interface` are unknown.
+        public init(flags: [String], interface: Interface) {
+            self.flags = flags
+            self.interface = interface
+        }
+
         /// Lists the flags and the interface.
         public var description: String {
             let quoted = flags.map { "\"\($0)\"" }.joined(separator: ", ")

@@ -73,6 +73,12 @@ extension BluetoothUUID {
         /// What is wrong with it.
         public let reason: Reason
 
+        /// `input` rejected for `reason`.
+        public init(input: String, reason: Reason) {
+            self.input = input
+            self.reason = reason
+        }
+
         /// The ways a UUID string can be wrong. Offsets count characters from the
         /// start of ``input``.
         public enum Reason: Hashable, Sendable {

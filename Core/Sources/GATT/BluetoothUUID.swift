@@ -146,6 +146,12 @@ extension BluetoothUUID {
         /// The byte counts that would have been accepted.
         public let allowed: [Int]
 
+        /// `count` bytes given where `allowed` counts are accepted.
+        public init(count: Int, allowed: [Int]) {
+            self.count = count
+            self.allowed = allowed
+        }
+
         /// Names the given and the accepted lengths.
         public var description: String {
             let accepted = allowed.map(String.init).joined(separator: ", ")

@@ -1,0 +1,51 @@
+import Synchronization
+
+/// The state one connection shares between its owner thread and the tasks using it.
+///
+/// Each piece has one owner: the ``Mailbox`` carries work to the owner thread, the ``SignalRouter`` holds signal
+/// subscriptions, the ``ObjectServer`` holds exported objects, and the pending-call table lives on the owner
+/// thread alone (inside ``EventLoop``).
+final class ConnectionCore: Sendable {
+    private struct Lifecycle {
+        var closed = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    let mailbox: Mailbox
+    let signals = SignalRouter()
+    let objects: ObjectServer
+    private let nextCallID = Atomic<UInt64>(1)
+    private let lifecycle = Mutex(Lifecycle())
+
+    init() throws(DBusError) {
+        mailbox = try Mailbox()
+        objects = ObjectServer(mailbox: mailbox)
+    }
+
+    func makeCallID() -> UInt64 { nextCallID.wrappingAdd(1, ordering: .relaxed).oldValue }
+
+    var isClosed: Bool { lifecycle.withLock { $0.closed } }
+
+    /// Marks the connection closed and wakes everyone waiting for it (owner thread, last step).
+    func markClosed() {
+        let waiters = lifecycle.withLock { state in
+            state.closed = true
+            let waiters = state.waiters
+            state.waiters = []
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the owner thread has released the connection.
+    func waitUntilClosed() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let alreadyClosed = lifecycle.withLock { state in
+                if state.closed { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if alreadyClosed { continuation.resume() }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Synchronization
+
+/// Work handed to the owner thread. Only the owner thread touches the libdbus connection; everyone else posts here.
+enum LoopCommand: Sendable {
+    /// Send a message that expects no reply (signals, replies, no-reply calls).
+    case send(DBusMessage)
+    /// Send a method call and resolve the request when its reply, an error, the deadline or a cancel comes.
+    case call(CallRequest)
+    /// The awaiting task of call `id` was cancelled.
+    case cancel(UInt64)
+    /// Resume when every queued message has been written to the socket.
+    case flush(CheckedContinuation<Void, Never>)
+    /// Close the connection.
+    case close
+}
+
+/// A method call waiting to be sent.
+struct CallRequest: Sendable {
+    let id: UInt64
+    let message: DBusMessage
+    let timeout: Duration
+    let deadline: ContinuousClock.Instant
+    let cancellation: CancellationFlag
+    let continuation: CheckedContinuation<DBusMessage, any Error>
+}
+
+/// Set by the cancellation handler of a call; read by the owner thread when it picks the call up.
+final class CancellationFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func cancel() { flag.store(true, ordering: .releasing) }
+    var isCancelled: Bool { flag.load(ordering: .acquiring) }
+}
+
+/// The Mutex-guarded queue of ``LoopCommand``s that the owner thread drains.
+///
+/// Posting is a lock and an append; the owner is woken through the ``Waker`` only when it may be asleep (the first
+/// post after each drain), so floods of signals cost one pipe write per batch, not per message.
+final class Mailbox: Sendable {
+    private struct State {
+        var commands: [LoopCommand] = []
+        var wakePending = false
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    let waker: Waker
+
+    init() throws(DBusError) {
+        waker = try Waker()
+    }
+
+    /// Queues `command`; returns `false` (and does nothing) once the connection is closed.
+    func post(_ command: LoopCommand) -> Bool {
+        let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.closed else { return (false, false) }
+            state.commands.append(command)
+            if state.wakePending { return (true, false) }
+            state.wakePending = true
+            return (true, true)
+        }
+        if mustWake { waker.wake() }
+        return accepted
+    }
+
+    /// Takes every queued command (owner thread).
+    func take() -> [LoopCommand] {
+        state.withLock { state in
+            state.wakePending = false
+            let commands = state.commands
+            state.commands = []
+            return commands
+        }
+    }
+
+    /// Refuses further posts and returns what was still queued (owner thread, at teardown).
+    func close() -> [LoopCommand] {
+        state.withLock { state in
+            state.closed = true
+            let commands = state.commands
+            state.commands = []
+            return commands
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Synchronization
+
+/// One D-Bus message: a method call, a method return, an error reply or a signal.
+///
+/// Header fields are read once into Swift properties; the body stays in libdbus's buffer and is decoded on demand
+/// with ``arguments()`` or ``decode(_:)``, under a lock, so a message can be read from any task. Incoming messages
+/// reach you as replies to ``DBusConnection/call(_:timeout:)``, as elements of signal streams and as the
+/// ``DBusMethodCall/message`` of calls to exported objects.
+public final class DBusMessage: Sendable, CustomStringConvertible {
+    /// The four D-Bus message types.
+    public enum Kind: Sendable, Hashable {
+        /// A method call.
+        case methodCall
+        /// A successful reply.
+        case methodReturn
+        /// An error reply.
+        case error
+        /// A signal.
+        case signal
+    }
+
+    /// The message type.
+    public let kind: Kind
+    /// The serial number (0 for a message not yet sent).
+    public let serial: UInt32
+    /// For replies, the serial of the call answered (else 0).
+    public let replySerial: UInt32
+    /// The object path (calls and signals).
+    public let path: ObjectPath?
+    /// The interface (signals always; calls optionally).
+    public let interface: String?
+    /// The method or signal name.
+    public let member: String?
+    /// The error name (error replies).
+    public let errorName: String?
+    /// The unique name of the sender, as stamped by the bus.
+    public let sender: String?
+    /// The destination name, if any.
+    public let destination: String?
+    /// The signature of the body.
+    public let signature: DBusSignature
+    /// Whether the sender of this method call asked for no reply.
+    public let noReplyExpected: Bool
+
+    /// The libdbus message. libdbus messages are not safe for concurrent use, so every access goes through
+    /// ``withRaw(_:)``, which holds ``lock``; the pointer itself never changes.
+    private nonisolated(unsafe) let raw: OpaquePointer
+    private let lock = Mutex(())
+
+    /// Adopts one reference to a libdbus message.
+    init(adopting raw: OpaquePointer) {
+        let headers = LibDBus.headers(raw)
+        kind =
+            switch headers.type {
+            case LibDBus.messageTypeMethodCall: .methodCall
+            case LibDBus.messageTypeMethodReturn: .methodReturn
+            case LibDBus.messageTypeError: .error
+            default: .signal
+            }
+        serial = headers.serial
+        replySerial = headers.replySerial
+        path = headers.path.map(ObjectPath.init(trusted:))
+        interface = headers.interface
+        member = headers.member
+        errorName = headers.errorName
+        sender = headers.sender
+        destination = headers.destination
+        signature = DBusSignature(trusted: headers.signature)
+        noReplyExpected = headers.noReply
+        self.raw = raw
+    }
+
+    deinit {
+        LibDBus.unrefMessage(raw)
+    }
+
+    /// Runs `body` with exclusive access to the libdbus message.
+    func withRaw<T: Sendable, E: Error>(_ body: (OpaquePointer) throws(E) -> T) throws(E) -> T {
+        try lock.withLock { (_: inout Void) throws(E) -> T in try body(raw) }
+    }
+
+    /// Decodes the whole body.
+    public func arguments() throws(DBusMarshalError) -> [DBusValue] {
+        try withRaw { (raw) throws(DBusMarshalError) in try MessageReader.read(raw, signature: signature) }
+    }
+
+    /// Decodes the body into typed values: `let (name, owner) = try message.decode(String.self, String.self)`.
+    /// Throws ``DBusMarshalError`` if the argument count or a type differs.
+    public func decode<each T: DBusRepresentable>(
+        _ types: repeat (each T).Type
+    ) throws(DBusMarshalError)
+        -> (repeat each T)
+    {
+        try arguments().decode(repeat each types)
+    }
+
+    /// For an error reply, the error it carries (name and first string argument); else `nil`.
+    public var error: DBusError? {
+        guard kind == .error else { return nil }
+        let text = (try? arguments())?.first?.stringValue ?? ""
+        return DBusError(DBusError.Name(rawValue: errorName ?? DBusError.Name.failed.rawValue), text)
+    }
+
+    /// Whether the body carries Unix file descriptors.
+    var containsUnixFDs: Bool { withRaw { LibDBus.containsUnixFDs($0) } }
+
+    /// A one-line summary: kind, names, path and signature.
+    public var description: String {
+        var parts = ["\(kind)"]
+        if let sender { parts.append("sender=\(sender)") }
+        if let destination { parts.append("destination=\(destination)") }
+        if let path { parts.append("path=\(path)") }
+        if let interface { parts.append("interface=\(interface)") }
+        if let member { parts.append("member=\(member)") }
+        if let errorName { parts.append("error=\(errorName)") }
+        parts.append("signature=\"\(signature)\"")
+        return "DBusMessage(" + parts.joined(separator: " ") + ")"
+    }
+}
+
+extension DBusMessage {
+    /// Builds a method call. Names are validated (a bad one throws ``DBusMarshalError/invalidName(_:kind:reason:)``)
+    /// and every argument is type-checked while it is marshalled.
+    public static func methodCall(
+        destination: String?, path: ObjectPath, interface: String?, member: String, arguments: [DBusValue] = [],
+        noReplyExpected: Bool = false
+    ) throws(DBusMarshalError) -> DBusMessage {
+        if let destination { try LibDBus.validate(destination, as: .bus) }
+        if let interface { try LibDBus.validate(interface, as: .interface) }
+        try LibDBus.validate(member, as: .member)
+        let raw = try LibDBus.newMethodCall(
+            destination: destination, path: path.rawValue, interface: interface, member: member)
+        if noReplyExpected { LibDBus.setNoReply(raw, true) }
+        return try filled(raw, arguments)
+    }
+
+    /// Builds a signal, optionally directed at one `destination` (unicast).
+    public static func signal(
+        path: ObjectPath, interface: String, member: String, arguments: [DBusValue] = [], destination: String? = nil
+    ) throws(DBusMarshalError) -> DBusMessage {
+        try LibDBus.validate(interface, as: .interface)
+        try LibDBus.validate(member, as: .member)
+        if let destination { try LibDBus.validate(destination, as: .bus) }
+        let raw = try LibDBus.newSignal(path: path.rawValue, interface: interface, member: member)
+        if let destination, !LibDBus.setDestination(raw, destination) {
+            LibDBus.unrefMessage(raw)
+            throw .outOfMemory
+        }
+        return try filled(raw, arguments)
+    }
+
+    /// Builds the successful reply to this method call.
+    func makeReply(_ arguments: [DBusValue]) throws(DBusMarshalError) -> DBusMessage {
+        try withRaw { (call) throws(DBusMarshalError) in
+            try DBusMessage.filled(LibDBus.newMethodReturn(to: call), arguments)
+        }
+    }
+
+    /// Builds an error reply to this method call (an invalid error name becomes `Failed`).
+    func makeErrorReply(_ error: DBusError) throws(DBusMarshalError) -> DBusMessage {
+        var name = error.name.rawValue
+        if (try? LibDBus.validate(name, as: .error)) == nil { name = DBusError.Name.failed.rawValue }
+        let text = error.message.utf8.contains(0) ? String(error.message.prefix { $0 != "\0" }) : error.message
+        return try withRaw { (call) throws(DBusMarshalError) in
+            DBusMessage(adopting: try LibDBus.newError(to: call, name: name, message: text))
+        }
+    }
+
+    private static func filled(_ raw: OpaquePointer, _ arguments: [DBusValue]) throws(DBusMarshalError) -> DBusMessage {
+        do {
+            try MessageWriter.append(arguments, to: raw)
+        } catch {
+            LibDBus.unrefMessage(raw)
+            throw error
+        }
+        return DBusMessage(adopting: raw)
+    }
+}

@@ -1,0 +1,285 @@
+import Synchronization
+
+/// The objects one connection exports, and the dispatcher of the method calls they receive.
+///
+/// State is data behind one lock: for each path, its interfaces (``ExportedInterface`` descriptions with handlers)
+/// and their current property values, plus which paths are object managers. Changes made here (properties,
+/// objects, interfaces) emit `PropertiesChanged`, `InterfacesAdded` and `InterfacesRemoved` in the order they
+/// happen. Calls arrive from the connection's thread in order; each handler is started in that order on a task of
+/// its own, so a handler may await other D-Bus calls (even calls back into this process) while others are served.
+///
+/// Standard interfaces are answered here: `org.freedesktop.DBus.Properties` (`Get`, `GetAll`, `Set` with access and
+/// type checks), `org.freedesktop.DBus.ObjectManager` (`GetManagedObjects`, at paths given to
+/// ``addObjectManager(at:authorize:)``) and `org.freedesktop.DBus.Introspectable` (XML generated from the
+/// descriptions, with child nodes); `org.freedesktop.DBus.Peer` is answered by libdbus.
+///
+/// Incoming calls are queued without bound between the connection's thread and the handlers (a call must not be
+/// dropped); handlers should not block, and long work should hop to an actor or task of its own.
+public final class ObjectServer: Sendable {
+    /// Decides from the caller's unique name whether it may call an object at all (every interface, including the
+    /// standard ones); refused callers get `AccessDenied`.
+    public typealias Authorizer = @Sendable (_ sender: String) -> Bool
+
+    struct InterfaceEntry {
+        let definition: ExportedInterface
+        var values: [String: DBusValue]
+    }
+
+    struct ObjectEntry {
+        var interfaces: [InterfaceEntry] = []
+        var authorize: Authorizer?
+        var isManager = false
+
+        func index(of interface: String) -> Int? { interfaces.firstIndex { $0.definition.name == interface } }
+    }
+
+    struct State {
+        var objects: [ObjectPath: ObjectEntry] = [:]
+    }
+
+    let state = Mutex(State())
+    let mailbox: Mailbox
+    private let incoming: AsyncStream<DBusMessage>
+    private let incomingContinuation: AsyncStream<DBusMessage>.Continuation
+
+    init(mailbox: Mailbox) {
+        self.mailbox = mailbox
+        (incoming, incomingContinuation) = AsyncStream.makeStream(of: DBusMessage.self)
+    }
+
+    // MARK: Exporting
+
+    /// Exports an object at `path` with `interfaces`; managers above it announce it with `InterfacesAdded`.
+    /// - Throws: ``DBusError/Name/objectPathInUse`` if an object with interfaces is already there.
+    public func export(_ path: ObjectPath, interfaces: [ExportedInterface], authorize: Authorizer? = nil) throws {
+        try state.withLock { (state) throws(DBusError) in
+            var entry = state.objects[path] ?? ObjectEntry()
+            guard entry.interfaces.isEmpty else { throw DBusError(.objectPathInUse, "\(path) is already exported") }
+            entry.interfaces = interfaces.map { InterfaceEntry(definition: $0, values: $0.initialValues) }
+            if let authorize { entry.authorize = authorize }
+            state.objects[path] = entry
+            emitInterfacesAdded(path, entry.interfaces, in: state)
+        }
+    }
+
+    /// Removes the object at `path` (and its object manager, if it was one); managers above it announce
+    /// `InterfacesRemoved`.
+    public func unexport(_ path: ObjectPath) throws {
+        try state.withLock { (state) throws(DBusError) in
+            guard let entry = state.objects.removeValue(forKey: path) else {
+                throw DBusError(.unknownObject, "no object at \(path)")
+            }
+            emitInterfacesRemoved(path, entry.interfaces.map(\.definition.name), in: state)
+        }
+    }
+
+    /// Adds an interface to the object at `path` (creating the object if needed) and announces it.
+    public func addInterface(_ interface: ExportedInterface, at path: ObjectPath) throws {
+        try state.withLock { (state) throws(DBusError) in
+            var entry = state.objects[path] ?? ObjectEntry()
+            guard entry.index(of: interface.name) == nil else {
+                throw DBusError(.objectPathInUse, "\(path) already has \(interface.name)")
+            }
+            let added = InterfaceEntry(definition: interface, values: interface.initialValues)
+            entry.interfaces.append(added)
+            state.objects[path] = entry
+            emitInterfacesAdded(path, [added], in: state)
+        }
+    }
+
+    /// Removes an interface from the object at `path` and announces it.
+    public func removeInterface(_ name: String, at path: ObjectPath) throws {
+        try state.withLock { (state) throws(DBusError) in
+            guard var entry = state.objects[path], let index = entry.index(of: name) else {
+                throw DBusError(.unknownInterface, "\(path) has no interface \(name)")
+            }
+            entry.interfaces.remove(at: index)
+            state.objects[path] = entry
+            emitInterfacesRemoved(path, [name], in: state)
+        }
+    }
+
+    /// Makes `path` an `org.freedesktop.DBus.ObjectManager` for every object below it.
+    public func addObjectManager(at path: ObjectPath, authorize: Authorizer? = nil) {
+        state.withLock { state in
+            var entry = state.objects[path] ?? ObjectEntry()
+            entry.isManager = true
+            if let authorize { entry.authorize = authorize }
+            state.objects[path] = entry
+        }
+    }
+
+    /// The exported paths, sorted.
+    public var paths: [ObjectPath] { state.withLock { $0.objects.keys.sorted() } }
+
+    // MARK: Properties
+
+    /// The current value of a property (`nil` if absent or unknown).
+    public func property(_ name: String, interface: String, at path: ObjectPath) -> DBusValue? {
+        state.withLock { state in
+            guard let entry = state.objects[path], let index = entry.index(of: interface) else { return nil }
+            return entry.interfaces[index].values[name]
+        }
+    }
+
+    /// Sets a property (or makes it absent with `nil`) and emits `PropertiesChanged` as its ``ExportedProperty/ChangeSignal``
+    /// says; emitted on every call, even when the value is unchanged (a GATT notification may repeat a value).
+    public func setProperty(_ name: String, to value: DBusValue?, interface: String, at path: ObjectPath) throws {
+        try setProperties([(name, value)], interface: interface, at: path)
+    }
+
+    /// Sets several properties of one interface and emits one `PropertiesChanged` for all of them.
+    /// - Throws: ``DBusError`` (`UnknownObject`, `UnknownInterface`, `UnknownProperty`) or
+    ///   ``DBusMarshalError/typeMismatch(expected:actual:)`` for a value of the wrong type; nothing changes then.
+    public func setProperties(
+        _ changes: [(name: String, value: DBusValue?)], interface: String, at path: ObjectPath
+    )
+        throws
+    {
+        try state.withLock { (state) throws in
+            guard var entry = state.objects[path] else { throw DBusError(.unknownObject, "no object at \(path)") }
+            guard let index = entry.index(of: interface) else {
+                throw DBusError(.unknownInterface, "\(path) has no interface \(interface)")
+            }
+            let definition = entry.interfaces[index].definition
+            var properties: [ExportedProperty] = []
+            for change in changes {
+                guard let property = definition.property(change.name) else {
+                    throw DBusError(.unknownProperty, "\(interface) has no property \(change.name)")
+                }
+                if let value = change.value, value.type != property.type {
+                    throw DBusMarshalError.typeMismatch(expected: property.type.signature, actual: value.signature)
+                }
+                properties.append(property)
+            }
+            for change in changes { entry.interfaces[index].values[change.name] = change.value }
+            state.objects[path] = entry
+            emitPropertiesChanged(path, interface, zip(properties, changes.map(\.value)).map { ($0, $1) })
+        }
+    }
+
+    // MARK: Emission (called with the lock held, so signals leave in the order of the changes)
+
+    func emitPropertiesChanged(_ path: ObjectPath, _ interface: String, _ changes: [(ExportedProperty, DBusValue?)]) {
+        var changed: [(key: DBusValue, value: DBusValue)] = []
+        var invalidated: [DBusValue] = []
+        for (property, value) in changes {
+            switch property.changeSignal {
+            case .emitsValue:
+                if let value {
+                    changed.append((.string(property.name), .variant(value)))
+                } else {
+                    invalidated.append(.string(property.name))
+                }
+            case .invalidates: invalidated.append(.string(property.name))
+            case .constant, .none: break
+            }
+        }
+        guard !changed.isEmpty || !invalidated.isEmpty else { return }
+        post(
+            try? DBusMessage.signal(
+                path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged",
+                arguments: [
+                    .string(interface), .dictionary(key: .string, value: .variant, changed),
+                    .array(.string, invalidated),
+                ]))
+    }
+
+    private func emitInterfacesAdded(_ path: ObjectPath, _ interfaces: [InterfaceEntry], in state: State) {
+        guard !interfaces.isEmpty else { return }
+        let payload = ObjectServer.interfacesAndProperties(interfaces)
+        for manager in ObjectServer.managers(above: path, in: state) {
+            post(
+                try? DBusMessage.signal(
+                    path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
+                    arguments: [.objectPath(path), payload]))
+        }
+    }
+
+    private func emitInterfacesRemoved(_ path: ObjectPath, _ names: [String], in state: State) {
+        guard !names.isEmpty else { return }
+        for manager in ObjectServer.managers(above: path, in: state) {
+            post(
+                try? DBusMessage.signal(
+                    path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
+                    arguments: [.objectPath(path), .array(.string, names.map(DBusValue.string))]))
+        }
+    }
+
+    func post(_ message: DBusMessage?) {
+        if let message { _ = mailbox.post(.send(message)) }
+    }
+
+    static func managers(above path: ObjectPath, in state: State) -> [ObjectPath] {
+        var result: [ObjectPath] = []
+        var current = path.parent
+        while let ancestor = current {
+            if state.objects[ancestor]?.isManager == true { result.append(ancestor) }
+            current = ancestor.parent
+        }
+        return result
+    }
+
+    /// `a{sa{sv}}`: each interface with its readable, present properties.
+    static func interfacesAndProperties(_ interfaces: [InterfaceEntry]) -> DBusValue {
+        .dictionary(
+            key: .string, value: .dictionary(key: .string, value: .variant),
+            interfaces.map { (key: .string($0.definition.name), value: readableProperties($0)) })
+    }
+
+    /// `a{sv}`: the readable, present properties of an interface, in declaration order.
+    static func readableProperties(_ entry: InterfaceEntry) -> DBusValue {
+        var entries: [(key: DBusValue, value: DBusValue)] = []
+        for property in entry.definition.properties where property.isReadable {
+            if let value = entry.values[property.name] { entries.append((.string(property.name), .variant(value))) }
+        }
+        return .dictionary(key: .string, value: .variant, entries)
+    }
+
+    // MARK: Serving calls
+
+    /// Queues an incoming method call (owner thread).
+    func receive(_ message: DBusMessage) { incomingContinuation.yield(message) }
+
+    /// Ends call processing (owner thread, at teardown).
+    func connectionClosed() { incomingContinuation.finish() }
+
+    /// Starts the task that hands incoming calls to handlers in arrival order.
+    func startServing(_ connection: DBusConnection) {
+        let incoming = self.incoming
+        Task { [self] in
+            for await message in incoming {
+                Task.immediate { await self.serve(message, on: connection) }
+            }
+        }
+    }
+
+    private func serve(_ message: DBusMessage, on connection: DBusConnection) async {
+        let call = DBusMethodCall(message: message, connection: connection)
+        let reply: DBusMessage?
+        do {
+            let values = try await dispatch(call)
+            reply = try message.makeReply(values)
+        } catch {
+            reply = try? message.makeErrorReply(ObjectServer.replyError(for: error))
+        }
+        if !message.noReplyExpected { post(reply) }
+    }
+
+    static func replyError(for error: any Error) -> DBusError {
+        switch error {
+        case let error as DBusError: error
+        case let error as DBusMarshalError: DBusError(.invalidArgs, error.description)
+        case is CancellationError: DBusError(.failed, "the handler was cancelled")
+        default: DBusError(.failed, String(describing: error))
+        }
+    }
+}
+
+extension ExportedInterface {
+    var initialValues: [String: DBusValue] {
+        var values: [String: DBusValue] = [:]
+        for property in properties { if let value = property.initialValue { values[property.name] = value } }
+        return values
+    }
+}

@@ -1,0 +1,120 @@
+import Synchronization
+
+/// The signal subscriptions of one connection, and the owners of the well-known names they filter on.
+///
+/// ``route(_:)`` runs on the owner thread for every incoming signal, in arrival order, and yields it to each
+/// matching subscription's stream (outside the lock). Subscriptions are added and removed from any task.
+final class SignalRouter: Sendable {
+    struct Subscription {
+        let rule: MatchRule
+        let continuation: AsyncStream<DBusMessage>.Continuation
+        let drops: DropCounter
+    }
+
+    private struct OwnerTracking {
+        var references: Int
+        var owner: String?
+        var changedBySignal: Bool
+    }
+
+    private struct State {
+        var subscriptions: [UInt64: Subscription] = [:]
+        var owners: [String: OwnerTracking] = [:]
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+    private let nextID = Atomic<UInt64>(1)
+
+    func makeID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
+
+    /// Adds a subscription; `false` if the connection is already closed.
+    func add(_ id: UInt64, _ subscription: Subscription) -> Bool {
+        state.withLock { state in
+            guard !state.finished else { return false }
+            state.subscriptions[id] = subscription
+            return true
+        }
+    }
+
+    func remove(_ id: UInt64) {
+        state.withLock { _ = $0.subscriptions.removeValue(forKey: id) }
+    }
+
+    /// Counts a subscriber that needs the owner of `name`.
+    func retainOwner(_ name: String) {
+        state.withLock { state in
+            state.owners[name, default: OwnerTracking(references: 0, owner: nil, changedBySignal: false)]
+                .references += 1
+        }
+    }
+
+    func releaseOwner(_ name: String) {
+        state.withLock { state in
+            guard var tracking = state.owners[name] else { return }
+            tracking.references -= 1
+            state.owners[name] = tracking.references > 0 ? tracking : nil
+        }
+    }
+
+    /// Records the answer of `GetNameOwner`, unless a `NameOwnerChanged` seen since is newer.
+    func setInitialOwner(_ name: String, _ owner: String?) {
+        state.withLock { state in
+            guard var tracking = state.owners[name], !tracking.changedBySignal else { return }
+            tracking.owner = owner
+            state.owners[name] = tracking
+        }
+    }
+
+    /// Delivers `message` to every matching subscription (owner thread).
+    func route(_ message: DBusMessage) {
+        var decoded: [DBusValue]?? = nil
+        let body = { () -> [DBusValue]? in
+            if decoded == nil { decoded = .some(try? message.arguments()) }
+            return decoded ?? nil
+        }
+        let targets = state.withLock { state -> [Subscription] in
+            if !state.owners.isEmpty, SignalRouter.isNameOwnerChanged(message),
+                let values = body(), values.count == 3, case .string(let name) = values[0],
+                case .string(let newOwner) = values[2], var tracking = state.owners[name]
+            {
+                tracking.owner = newOwner.isEmpty ? nil : newOwner
+                tracking.changedBySignal = true
+                state.owners[name] = tracking
+            }
+            var targets: [Subscription] = []
+            for subscription in state.subscriptions.values {
+                let owner = subscription.rule.sender.flatMap { state.owners[$0]?.owner }
+                if subscription.rule.matches(message, senderOwner: owner, body: body) {
+                    targets.append(subscription)
+                }
+            }
+            return targets
+        }
+        for target in targets {
+            if case .dropped = target.continuation.yield(message) { target.drops.increment() }
+        }
+    }
+
+    /// Ends every stream (the connection closed).
+    func finishAll() {
+        let subscriptions = state.withLock { state in
+            state.finished = true
+            let all = Array(state.subscriptions.values)
+            state.subscriptions = [:]
+            return all
+        }
+        for subscription in subscriptions { subscription.continuation.finish() }
+    }
+
+    static func isNameOwnerChanged(_ message: DBusMessage) -> Bool {
+        message.member == "NameOwnerChanged" && message.interface == BusNames.bus && message.sender == BusNames.bus
+    }
+}
+
+/// Counts signals a slow consumer's buffer had to drop.
+final class DropCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.wrappingAdd(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}

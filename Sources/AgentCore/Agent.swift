@@ -1,0 +1,192 @@
+import ControlProtocol
+import Glibc
+import JSON
+import Synchronization
+
+/// The running agent apart from its entry point: the config it runs, the
+/// built-in methods (`agent.*`), the role host that runs the configured
+/// role's plugin, reload and shutdown.
+public final class Agent: Sendable {
+    /// This build's version.
+    public static let version = "0.1.0"
+
+    private struct State {
+        var config: AgentConfig
+        var stopping = false
+    }
+
+    private let state: Mutex<State>
+    private let configPath: String
+    private let bus: EventBus
+    private let roleHost: RoleHost
+    private let loop: EventLoop
+    private let notifier: SystemdNotifier?
+    private let started = SystemdNotifier.monotonicMicroseconds()
+    private let server: Mutex<ControlServer?> = Mutex(nil)
+    private let log: @Sendable (String) -> Void
+
+    /// An agent running `config`, read from `configPath` (re-read on reload),
+    /// whose role runs in `roleHost`.
+    public init(
+        config: AgentConfig, configPath: String, bus: EventBus, roleHost: RoleHost, loop: EventLoop,
+        notifier: SystemdNotifier?, log: @escaping @Sendable (String) -> Void
+    ) {
+        self.state = Mutex(State(config: config))
+        self.configPath = configPath
+        self.bus = bus
+        self.roleHost = roleHost
+        self.loop = loop
+        self.notifier = notifier
+        self.log = log
+    }
+
+    /// The config in force.
+    public var config: AgentConfig { state.withLock { $0.config } }
+
+    /// Attaches the control server whose allowed uids follow reloads.
+    public func attach(_ server: ControlServer) {
+        self.server.withLock { $0 = server }
+    }
+
+    /// Registers `agent.status`, `agent.reload`, `agent.shutdown` and `agent.methods`.
+    public func registerBuiltins(in registry: MethodRegistry) throws(RegistrationError) {
+        try registry.registerBuiltin("agent.status") { [weak self] call in
+            try Self.expectNoParams(call)
+            guard let self else { throw RPCError(.shuttingDown, "the agent is stopping") }
+            return self.status()
+        }
+        try registry.registerBuiltin("agent.reload") { [weak self] call in
+            try Self.expectNoParams(call)
+            guard let self else { throw RPCError(.shuttingDown, "the agent is stopping") }
+            switch await self.reload(trigger: "control") {
+            case .success: return self.status()
+            case .failure(let error): throw Self.rpcError(error)
+            }
+        }
+        try registry.registerBuiltin("agent.shutdown") { [weak self] call in
+            try Self.expectNoParams(call)
+            guard let self else { throw RPCError(.shuttingDown, "the agent is stopping") }
+            call.afterReply.add { self.stop(reason: "agent.shutdown from pid \(call.peer.pid)") }
+            return ["stopping": true]
+        }
+        try registry.registerBuiltin("agent.methods") { [weak registry] call in
+            try Self.expectNoParams(call)
+            let names = (registry?.methods ?? []) + ["events.subscribe", "events.unsubscribe"]
+            return .array(names.sorted().map(JSON.string))
+        }
+    }
+
+    /// The result of `agent.status` (docs/control-api.md).
+    public func status() -> JSON {
+        let config = self.config
+        let uptime = (SystemdNotifier.monotonicMicroseconds() - started) / 1_000_000
+        return [
+            "agent": "bleagent",
+            "version": .string(Self.version),
+            "apiVersion": .int(ControlAPI.version),
+            "pid": .int(Int64(getpid())),
+            "uptimeSeconds": .int(Int64(uptime)),
+            "config": .string(config.file),
+            "role": .string(config.role.rawValue),
+            "backend": .string(config.backend.rawValue),
+            "adapter": .string(config.adapter),
+            "plugin": config.selectedRole.map { .string($0.plugin) } ?? .null,
+            "roleState": roleHost.status.json,
+        ]
+    }
+
+    /// Starts the configured role's plugin; returns once it runs or failed
+    /// (the agent lives on either way; ``status()`` says which).
+    public func startRole() async {
+        await roleHost.apply(config, trigger: "start")
+    }
+
+    /// Re-reads and validates the config. A valid one replaces the running
+    /// config and the role host applies it (switching role or restarting the
+    /// plugin if its settings changed) before this returns; an invalid one is
+    /// rejected and the running config and role kept. Either way a `state`
+    /// event says what happened, and systemd hears RELOADING=1 then READY=1.
+    @discardableResult
+    public func reload(trigger: String) async -> Result<AgentConfig, ConfigError> {
+        try? notifier?.reloading()
+        switch Result(catching: { () throws(ConfigError) in try AgentConfig.load(from: configPath) }) {
+        case .success(let config):
+            state.withLock { $0.config = config }
+            server.withLock { $0 }?.setPolicy(PeerPolicy(allowedUids: config.control.allowedUids, ownUid: geteuid()))
+            log("reloaded \(configPath) (\(trigger)): role \(config.role.rawValue), backend \(config.backend.rawValue)")
+            await roleHost.apply(config, trigger: trigger)
+            bus.publish(.state, stateEvent("reloaded", trigger: trigger))
+            try? notifier?.ready(status: readyStatus)
+            return .success(config)
+        case .failure(let error):
+            log("reload (\(trigger)) rejected; keeping the running config:\n\(error)")
+            var data = stateEvent("reload rejected", trigger: trigger)
+            if case .object(var object) = data {
+                object["errors"] = Self.issuesJSON(error)
+                data = .object(object)
+            }
+            bus.publish(.state, data)
+            try? notifier?.ready(status: readyStatus)
+            return .failure(error)
+        }
+    }
+
+    /// Starts a clean stop: STOPPING=1, a `state` event, the role's plugin
+    /// stopped (within its deadline), then the loop stops (the caller closes
+    /// the server after ``EventLoop/run()`` returns).
+    public func stop(reason: String) {
+        let first = state.withLock { state in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        guard first else { return }
+        log("stopping: \(reason)")
+        try? notifier?.stopping()
+        bus.publish(.state, stateEvent("stopping", trigger: reason))
+        Task { [roleHost, loop] in
+            await roleHost.stop(trigger: reason)
+            // Let the events reach the loop's queue before the loop stops.
+            loop.execute { loop.stop() }
+        }
+    }
+
+    /// Publishes the `state` event for a completed start.
+    public func announceStarted() {
+        try? notifier?.ready(status: readyStatus)
+        bus.publish(.state, stateEvent("started", trigger: "start"))
+    }
+
+    /// The STATUS= text sent with READY=1: the role and its state.
+    private var readyStatus: String {
+        let role = roleHost.status
+        return "\(config.role.rawValue) role \(role.phase.rawValue) (config \(configPath))"
+    }
+
+    private func stateEvent(_ agentState: String, trigger: String) -> JSON {
+        let config = self.config
+        return [
+            "agentState": .string(agentState), "trigger": .string(trigger), "role": .string(config.role.rawValue),
+            "backend": .string(config.backend.rawValue),
+            "roleState": roleHost.status.json,
+        ]
+    }
+
+    static func issuesJSON(_ error: ConfigError) -> JSON {
+        .array(error.issues.map { ["path": .string($0.path), "message": .string($0.message)] })
+    }
+
+    static func rpcError(_ error: ConfigError) -> RPCError {
+        RPCError(
+            .configInvalid, "the config is invalid; the running config is kept",
+            data: ["file": .string(error.file), "errors": issuesJSON(error)])
+    }
+
+    static func expectNoParams(_ call: MethodCall) throws(RPCError) {
+        switch call.params {
+        case nil: return
+        case .object(let object) where object.isEmpty: return
+        case .array(let array) where array.isEmpty: return
+        default: throw .invalidParams("\(call.method) takes no params")
+        }
+    }
+}

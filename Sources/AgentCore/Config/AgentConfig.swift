@@ -1,0 +1,229 @@
+import JSON
+
+/// The agent's configuration (roles.json), validated. Every field and its
+/// default is documented in docs/config.md; read one with
+/// ``load(from:currentDirectory:)``.
+public struct AgentConfig: Sendable, Hashable {
+    /// The BLE role the agent runs.
+    public enum Role: String, Sendable, Hashable, CaseIterable {
+        /// Scans, connects and talks to peripherals (GATT client).
+        case central
+        /// Advertises and serves a GATT database (GATT server).
+        case peripheral
+    }
+
+    /// Where BLE traffic goes.
+    public enum Backend: String, Sendable, Hashable, CaseIterable {
+        /// The system's bluetoothd over the system D-Bus.
+        case bluez
+        /// The embedded simulator (blesim), same D-Bus API.
+        case sim
+    }
+
+    /// State restoration settings.
+    public struct Restore: Sendable, Hashable {
+        /// The name restored state is kept under.
+        public var identifier: String
+        /// The absolute directory restored state is written to.
+        public var stateDirectory: String
+
+        /// Restore settings.
+        public init(identifier: String, stateDirectory: String) {
+            self.identifier = identifier
+            self.stateDirectory = stateDirectory
+        }
+    }
+
+    /// The control socket's settings.
+    public struct Control: Sendable, Hashable {
+        /// The absolute path of the Unix socket.
+        public var socketPath: String
+        /// The socket file's permission bits (default 0o600).
+        public var mode: UInt32
+        /// The uids that may connect. Empty: only the agent's own uid. Not
+        /// empty: exactly these (list the agent's own uid to keep it).
+        public var allowedUids: [UInt32]
+    }
+
+    /// One role's plugin and its opaque config.
+    public struct RoleSettings: Sendable, Hashable {
+        /// The plugin's name (not a path): `lib<plugin>.so` in the plugin directory.
+        public var plugin: String
+        /// The plugin's own config, handed to it unread (an empty object if absent).
+        public var config: JSON
+
+        /// Role settings.
+        public init(plugin: String, config: JSON) {
+            self.plugin = plugin
+            self.config = config
+        }
+    }
+
+    /// The absolute path of the file this config was read from.
+    public var file: String
+    /// The config format version (always 1 today).
+    public var version: Int64
+    /// The role to run.
+    public var role: Role
+    /// The BLE backend.
+    public var backend: Backend
+    /// The adapter name, such as `hci0`.
+    public var adapter: String
+    /// State restoration settings.
+    public var restore: Restore
+    /// Control socket settings.
+    public var control: Control
+    /// The absolute directory plugins are loaded from.
+    public var pluginDirectory: String
+    /// The settings of each configured role; always holds ``role``.
+    public var roles: [Role: RoleSettings]
+
+    /// The settings of the role to run.
+    public var selectedRole: RoleSettings? { roles[role] }
+
+    /// The config format version this build reads.
+    public static let supportedVersion: Int64 = 1
+}
+
+extension AgentConfig {
+    /// Reads, parses and validates the config at `path`. Relative paths in
+    /// it resolve against the file's directory; a relative `path` resolves
+    /// against `currentDirectory` (default: the process's).
+    public static func load(from path: String, currentDirectory: String? = nil) throws(ConfigError) -> AgentConfig {
+        let absolute = FilePath.absolute(path, relativeTo: currentDirectory ?? FilePath.currentDirectory())
+        let bytes: [UInt8]
+        do {
+            bytes = try FileIO.readAll(absolute, limit: 1 << 20)
+        } catch {
+            throw ConfigError(file: path, issues: [ConfigIssue(path: "", message: "cannot read the file: \(error)")])
+        }
+        let json: JSON
+        do {
+            json = try JSON(parsing: bytes)
+        } catch {
+            throw ConfigError(file: path, issues: [ConfigIssue(path: "", message: "not valid JSON: \(error)")])
+        }
+        return try AgentConfig(json: json, file: absolute, reportedAs: path)
+    }
+
+    /// Validates parsed JSON; `file` is the absolute path relative paths
+    /// resolve against, `reportedAs` names it in errors.
+    public init(json: JSON, file: String, reportedAs: String? = nil) throws(ConfigError) {
+        var issues: [ConfigIssue] = []
+        let directory = FilePath.directory(of: file)
+        guard var top = ConfigReader.object(json, at: "", issues: &issues) else {
+            throw ConfigError(file: reportedAs ?? file, issues: issues)
+        }
+        let version = top.int("version", required: true)
+        if let version, version != Self.supportedVersion {
+            top.issue("version", "\(version) is not supported (this agent reads version \(Self.supportedVersion))")
+        }
+        let role: Role? = top.choice("role", required: true)
+        let backend: Backend = top.choice("backend") ?? .bluez
+        let adapter = Self.readAdapter(&top)
+        let restore = Self.readRestore(&top, directory: directory)
+        let control = Self.readControl(&top, directory: directory)
+        let pluginDirectory = top.nonEmptyString("pluginDirectory").map { FilePath.absolute($0, relativeTo: directory) }
+        let roles = Self.readRoles(&top, selected: role)
+        top.finish()
+        issues += top.issues
+        guard issues.isEmpty, let version, let role, let restore, let control, let roles else {
+            throw ConfigError(file: reportedAs ?? file, issues: issues)
+        }
+        self.file = file
+        self.version = version
+        self.role = role
+        self.backend = backend
+        self.adapter = adapter ?? "hci0"
+        self.restore = restore
+        self.control = control
+        self.pluginDirectory = pluginDirectory ?? "/usr/lib/bleagent/plugins"
+        self.roles = roles
+    }
+
+    private static func readAdapter(_ top: inout ConfigReader) -> String? {
+        guard let adapter = top.nonEmptyString("adapter") else { return nil }
+        guard !adapter.contains("/"), adapter.utf8.count <= 64 else {
+            top.issue("adapter", "\"\(adapter)\" is not an adapter name such as \"hci0\"")
+            return nil
+        }
+        return adapter
+    }
+
+    private static func readRestore(_ top: inout ConfigReader, directory: String) -> Restore? {
+        var restore = Restore(identifier: "bleagent", stateDirectory: "/var/lib/bleagent")
+        guard top.object["restore"] != nil else { return restore }
+        guard var reader = top.object("restore") else { return nil }
+        if let identifier = reader.nonEmptyString("identifier") { restore.identifier = identifier }
+        if let directoryPath = reader.nonEmptyString("stateDirectory") {
+            restore.stateDirectory = FilePath.absolute(directoryPath, relativeTo: directory)
+        }
+        reader.finish()
+        top.absorb(reader)
+        return reader.issues.isEmpty ? restore : nil
+    }
+
+    private static func readControl(_ top: inout ConfigReader, directory: String) -> Control? {
+        var control = Control(socketPath: "/run/bleagent/control.sock", mode: 0o600, allowedUids: [])
+        guard top.object["control"] != nil else { return control }
+        guard var reader = top.object("control") else { return nil }
+        if let socket = reader.nonEmptyString("socket") {
+            let absolute = FilePath.absolute(socket, relativeTo: directory)
+            if absolute.utf8.count >= 108 {
+                reader.issue("socket", "\"\(absolute)\" is longer than a Unix socket path may be (107 bytes)")
+            } else {
+                control.socketPath = absolute
+            }
+        }
+        if let modeValue = reader.value("mode", required: false) {
+            if let mode = FileMode.parse(modeValue, issue: { reader.issue("mode", $0) }) { control.mode = mode }
+        }
+        if let uidsValue = reader.value("allowedUids", required: false) {
+            control.allowedUids = readUids(uidsValue, at: reader.path(of: "allowedUids"), into: &reader)
+        }
+        reader.finish()
+        top.absorb(reader)
+        return reader.issues.isEmpty ? control : nil
+    }
+
+    private static func readUids(_ json: JSON, at path: String, into reader: inout ConfigReader) -> [UInt32] {
+        guard let array = json.arrayValue else {
+            reader.issue("allowedUids", "expected an array of user ids, found \(kindName(of: json))")
+            return []
+        }
+        var uids: [UInt32] = []
+        for (index, element) in array.enumerated() {
+            if let uid = element.intValue, uid >= 0, uid < Int64(UInt32.max) {
+                uids.append(UInt32(uid))
+            } else {
+                let found = element.intValue.map { "\($0)" } ?? kindName(of: element)
+                reader.issue(
+                    at: "\(path)[\(index)]", "expected a user id (an integer from 0 to 4294967294), found \(found)")
+            }
+        }
+        return uids
+    }
+
+    private static func readRoles(_ top: inout ConfigReader, selected: Role?) -> [Role: RoleSettings]? {
+        guard var reader = top.object("roles", required: true) else { return nil }
+        var roles: [Role: RoleSettings] = [:]
+        for role in Role.allCases {
+            let required = role == selected
+            guard var settings = reader.object(role.rawValue, required: required) else { continue }
+            let plugin = settings.nonEmptyString("plugin", required: true)
+            if let plugin, plugin.contains("/") || plugin.contains("\0") || plugin.hasPrefix(".") {
+                settings.issue("plugin", "\"\(plugin)\" is not a plugin name (a name, not a path)")
+            }
+            let config = settings.value("config", required: false) ?? .object(JSONObject())
+            if config.objectValue == nil {
+                settings.issue("config", "expected an object, found \(kindName(of: config))")
+            }
+            settings.finish()
+            reader.absorb(settings)
+            if settings.issues.isEmpty, let plugin { roles[role] = RoleSettings(plugin: plugin, config: config) }
+        }
+        reader.finish()
+        top.absorb(reader)
+        return reader.issues.isEmpty ? roles : nil
+    }
+}

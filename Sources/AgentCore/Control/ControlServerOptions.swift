@@ -1,0 +1,24 @@
+/// The control server's settings and limits (docs/control-api.md, "Limits").
+public struct ControlServerOptions: Sendable, Hashable {
+    /// The socket path.
+    public var socketPath: String
+    /// The socket file's mode.
+    public var mode: UInt32
+    /// Who may connect.
+    public var policy: PeerPolicy
+    /// The most clients connected at once; more are told and closed.
+    public var maxClients: Int = 16
+    /// The longest request line, in bytes (without the newline).
+    public var maxMessageBytes: Int = 1 << 20
+    /// The most events queued for one client before the oldest are dropped.
+    public var maxQueuedEvents: Int = 1024
+    /// The most reply bytes queued for one client before it is closed.
+    public var maxQueuedReplyBytes: Int = 4 << 20
+
+    /// Options with the default limits.
+    public init(socketPath: String, mode: UInt32 = 0o600, policy: PeerPolicy) {
+        self.socketPath = socketPath
+        self.mode = mode
+        self.policy = policy
+    }
+}

@@ -1,0 +1,216 @@
+import Glibc
+import JSON
+import RoleKit
+import Synchronization
+
+/// Runs the configured role's plugin: loads it, gives it its context, starts
+/// it, stops it, and on reload switches central <-> peripheral or restarts it
+/// with a new config, without restarting the process. Transitions run one at
+/// a time, in the order they were asked for. A plugin that fails leaves the
+/// host in ``RolePhase/failed`` with the reason; the agent lives on.
+///
+/// Every phase change is logged and published as a `state` event with
+/// `agentState: "role"` (docs/control-api.md).
+public final class RoleHost: Sendable {
+    /// Deadlines for a plugin's start and stop.
+    public struct Options: Sendable {
+        /// How long `start()` may take before the role is reported failed.
+        public var startDeadline: Duration = .seconds(10)
+        /// How long `stop()` may take before the host proceeds without it.
+        public var stopDeadline: Duration = .seconds(10)
+
+        /// The defaults: 10 s each.
+        public init() {}
+    }
+
+    /// What a running plugin was started from; a reload restarts the plugin
+    /// only when this changes (or the role failed).
+    struct Spec: Sendable, Hashable {
+        var role: AgentConfig.Role
+        var settings: AgentConfig.RoleSettings
+        var pluginDirectory: String
+        var stateDirectory: String
+        var backend: AgentConfig.Backend
+        var adapter: String
+
+        init?(_ config: AgentConfig) {
+            guard let settings = config.selectedRole else { return nil }
+            role = config.role
+            self.settings = settings
+            pluginDirectory = config.pluginDirectory
+            stateDirectory = config.restore.stateDirectory
+            backend = config.backend
+            adapter = config.adapter
+        }
+    }
+
+    private struct Running: Sendable {
+        var spec: Spec
+        var plugin: any RolePlugin
+        var bridge: PluginBridge
+    }
+
+    private struct State {
+        var status = RoleStatus(phase: .stopped)
+        var spec: Spec?
+        var running: Running?
+        var tail: Task<Void, Never>?
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let loader: PluginLoader
+    private let registry: MethodRegistry
+    private let bus: EventBus
+    private let options: Options
+    private let log: @Sendable (String) -> Void
+
+    /// A host that loads plugins with `loader` and wires them to `registry` and `bus`.
+    public init(
+        loader: PluginLoader, registry: MethodRegistry, bus: EventBus, options: Options = Options(),
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        self.loader = loader
+        self.registry = registry
+        self.bus = bus
+        self.options = options
+        self.log = log
+    }
+
+    /// The role state now.
+    public var status: RoleStatus { state.withLock { $0.status } }
+
+    /// Makes `config`'s role run: starts it if nothing runs, restarts it if
+    /// its role, plugin, plugin config, directories, backend or adapter
+    /// changed or it had failed, and leaves a running plugin alone otherwise.
+    /// Returns once the transition is done (the outcome is in ``status``).
+    public func apply(_ config: AgentConfig, trigger: String) async {
+        await enqueue { host in await host.transition(to: Spec(config), trigger: trigger) }
+    }
+
+    /// Stops the running plugin, if any, for good: an ``apply(_:trigger:)``
+    /// queued behind it or made later does nothing (the agent is shutting
+    /// down). Returns once the plugin has stopped (or its stop deadline passed).
+    public func stop(trigger: String) async {
+        state.withLock { $0.closed = true }
+        await enqueue { host in await host.stopRunning(trigger: trigger) }
+    }
+
+    private func enqueue(_ work: @escaping @Sendable (RoleHost) async -> Void) async {
+        let task = state.withLock { state in
+            let previous = state.tail
+            let task = Task {
+                await previous?.value
+                await work(self)
+            }
+            state.tail = task
+            return task
+        }
+        await task.value
+    }
+
+    private func transition(to spec: Spec?, trigger: String) async {
+        let (current, phase, closed) = state.withLock { ($0.spec, $0.status.phase, $0.closed) }
+        if closed || (spec != nil && spec == current && phase == .running) { return }
+        await stopRunning(trigger: trigger)
+        guard let spec else { return }
+        state.withLock { $0.spec = spec }
+        await start(spec, trigger: trigger)
+    }
+
+    private func start(_ spec: Spec, trigger: String) async {
+        let role = Self.pluginRole(spec.role)
+        let name = spec.settings.plugin
+        publish(RoleStatus(phase: .starting, role: spec.role, plugin: name), trigger: trigger)
+        let descriptor: PluginDescriptor
+        let store: PluginStateStore
+        do {
+            descriptor = try loader.load(name: name, role: role, from: spec.pluginDirectory)
+            store = try Self.makeStateStore(under: spec.stateDirectory, plugin: name)
+        } catch {
+            return fail(spec, "cannot load plugin \"\(name)\": \(error)", trigger: trigger)
+        }
+        let bridge = PluginBridge(namespace: descriptor.namespace, registry: registry, bus: bus)
+        let log = self.log
+        let context = RoleContext(
+            role: role, config: spec.settings.config,
+            logger: PluginLogger { level, message in log("[\(name)] \(level.rawValue): \(message)") },
+            state: store, methods: bridge, events: bridge)
+        let plugin: any RolePlugin
+        do {
+            plugin = try descriptor.factory(context)
+        } catch {
+            bridge.deactivate()
+            return fail(spec, "plugin \"\(name)\" rejected its context: \(error)", trigger: trigger)
+        }
+        switch await Deadline.run(within: options.startDeadline, { try await plugin.start() }) {
+        case .success:
+            state.withLock { $0.running = Running(spec: spec, plugin: plugin, bridge: bridge) }
+            publish(RoleStatus(phase: .running, role: spec.role, plugin: name), trigger: trigger)
+        case .failure(let error):
+            bridge.deactivate()
+            _ = await Deadline.run(within: options.stopDeadline) { await plugin.stop() }
+            fail(spec, "plugin \"\(name)\" failed to start: \(error)", trigger: trigger)
+        case nil:
+            bridge.deactivate()
+            fail(
+                spec, "plugin \"\(name)\" did not start within \(options.startDeadline.components.seconds) s",
+                trigger: trigger)
+        }
+    }
+
+    private func stopRunning(trigger: String) async {
+        guard
+            let running = state.withLock({ state -> Running? in
+                defer {
+                    state.running = nil
+                    state.spec = nil
+                }
+                return state.running
+            })
+        else { return }
+        let name = running.spec.settings.plugin
+        publish(RoleStatus(phase: .stopping, role: running.spec.role, plugin: name), trigger: trigger)
+        running.bridge.deactivate()
+        let plugin = running.plugin
+        if await Deadline.run(within: options.stopDeadline, { await plugin.stop() }) == nil {
+            let note =
+                "plugin \"\(name)\" did not stop within \(options.stopDeadline.components.seconds) s; continuing without it"
+            publish(RoleStatus(phase: .stopped, role: running.spec.role, plugin: name, reason: note), trigger: trigger)
+        } else {
+            publish(RoleStatus(phase: .stopped, role: running.spec.role, plugin: name), trigger: trigger)
+        }
+    }
+
+    private func fail(_ spec: Spec, _ reason: String, trigger: String) {
+        publish(
+            RoleStatus(phase: .failed, role: spec.role, plugin: spec.settings.plugin, reason: reason), trigger: trigger)
+    }
+
+    private func publish(_ status: RoleStatus, trigger: String) {
+        state.withLock { $0.status = status }
+        var line = status.role.map { "role \($0.rawValue)" } ?? "role"
+        if let plugin = status.plugin { line += " (plugin \(plugin))" }
+        line += ": \(status.phase.rawValue)"
+        if let reason = status.reason { line += ": \(reason)" }
+        log(line)
+        bus.publish(.state, ["agentState": "role", "trigger": .string(trigger), "roleState": status.json])
+    }
+
+    static func pluginRole(_ role: AgentConfig.Role) -> PluginRole {
+        switch role {
+        case .central: .central
+        case .peripheral: .peripheral
+        }
+    }
+
+    /// `<stateDirectory>/plugins/<name>`, created (mode 0700) with its parents.
+    static func makeStateStore(under stateDirectory: String, plugin: String) throws(SystemError) -> PluginStateStore {
+        var path = ""
+        for component in "\(stateDirectory)/plugins/\(plugin)".split(separator: "/") {
+            path += "/\(component)"
+            if mkdir(path, 0o700) != 0 && errno != EEXIST { throw SystemError("mkdir \(path)", errno: errno) }
+        }
+        return PluginStateStore(directory: path)
+    }
+}

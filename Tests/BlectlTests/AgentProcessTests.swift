@@ -1,0 +1,106 @@
+import Glibc
+import JSON
+import Testing
+
+@Suite("bleagent as a process", .serialized)
+struct AgentProcessTests {
+    @Test("an invalid config prints every field error on stderr, exits 78 and starts nothing")
+    func invalidConfig() throws {
+        let directory = makeTemporaryDirectory()
+        defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
+        writeFile(
+            "\(directory)/roles.json",
+            #"{"version":1,"role":"central","control":{"socket":"s.sock","mode":"999"},"roles":{"central":{"plugin":5}},"x":1}"#
+        )
+        let result = try Child("\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json"]).finish()
+        #expect(result.status == 78)
+        #expect(result.stdout == "")
+        #expect(
+            result.stderr == """
+                bleagent: invalid config; nothing started
+                \(directory)/roles.json: control.mode: "999" is not an octal file mode (three or four digits 0-7, such as "0600")
+                \(directory)/roles.json: roles.central.plugin: expected a string, found an integer
+                \(directory)/roles.json: x: unknown field
+
+                """)
+        #expect(!fileExists("\(directory)/s.sock"))
+    }
+
+    @Test("--check-config validates without starting; an unknown argument is a usage error (64)")
+    func checkConfigAndUsage() throws {
+        let directory = makeTemporaryDirectory()
+        defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
+        writeFile("\(directory)/roles.json", RunningAgent.config(role: "central"))
+        let check = try Child("\(buildDirectory)/bleagent", ["--check-config", "--config", "\(directory)/roles.json"])
+            .finish()
+        #expect(check.status == 0)
+        #expect(check.stdout == "\(directory)/roles.json: valid (role central, backend sim)\n")
+        #expect(!fileExists("\(directory)/run/control.sock"))
+        let usage = try Child("\(buildDirectory)/bleagent", ["--frobnicate"]).finish()
+        #expect(usage.status == 64)
+        #expect(
+            usage.stderr.hasPrefix("bleagent: unknown argument \"--frobnicate\"\n\nusage: bleagent [--config PATH]\n"))
+    }
+
+    @Test("a second agent on the same socket refuses to start (exit 1) and the first keeps serving")
+    func secondAgentRefused() throws {
+        let agent = try RunningAgent()
+        let second = try Child("\(buildDirectory)/bleagent", ["--config", agent.configPath]).finish()
+        #expect(second.status == 1)
+        #expect(
+            second.stderr
+                == "bleagent: cannot start: cannot create the control socket: another agent is listening on \(agent.socketPath)\n"
+        )
+        #expect(try blectl(["--socket", agent.socketPath, "status"]).status == 0)
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test(
+        "start-up sends READY=1 to NOTIFY_SOCKET (abstract) once the socket exists; SIGTERM sends STOPPING=1, exits 0 and removes the socket"
+    )
+    func readyAndStop() throws {
+        let agent = try RunningAgent()
+        #expect(agent.readyMessage == "READY=1\nSTATUS=central role failed (config \(agent.configPath))")
+        var status = stat()
+        #expect(stat(agent.socketPath, &status) == 0)
+        #expect(status.st_mode & 0o7777 == 0o600)
+        agent.signal(SIGTERM)
+        #expect(agent.notify.next() == "STOPPING=1")
+        let result = agent.child.finish()
+        #expect(result.status == 0)
+        #expect(!fileExists(agent.socketPath))
+        #expect(result.stderr.hasSuffix("bleagent: stopping: SIGTERM\nbleagent: stopped\n"))
+    }
+
+    @Test("SIGHUP with a valid config switches to it, with RELOADING=1 (MONOTONIC_USEC) then READY=1")
+    func reloadValid() throws {
+        let agent = try RunningAgent()
+        writeFile(agent.configPath, RunningAgent.config(role: "peripheral"))
+        agent.signal(SIGHUP)
+        let reloading = agent.notify.next() ?? ""
+        #expect(reloading.hasPrefix("RELOADING=1\nMONOTONIC_USEC="))
+        #expect(UInt64(reloading.split(separator: "=").last ?? "") != nil)
+        #expect(agent.notify.next() == "READY=1\nSTATUS=peripheral role failed (config \(agent.configPath))")
+        let status = try blectl(["--socket", agent.socketPath, "--json", "status"])
+        #expect(status.status == 0)
+        #expect((try? JSON(parsing: status.stdout))?["role"] == "peripheral")
+        #expect((try? JSON(parsing: status.stdout))?["plugin"] == "SensorAggregator")
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("SIGHUP with an invalid config keeps the running config and logs every field error")
+    func reloadInvalid() throws {
+        let agent = try RunningAgent()
+        writeFile(agent.configPath, #"{"version":1,"role":"peripheral","roles":{"central":{"plugin":"P"}}}"#)
+        agent.signal(SIGHUP)
+        #expect(agent.notify.next()?.hasPrefix("RELOADING=1\n") == true)
+        #expect(agent.notify.next() == "READY=1\nSTATUS=central role failed (config \(agent.configPath))")
+        let status = try blectl(["--socket", agent.socketPath, "--json", "status"])
+        #expect((try? JSON(parsing: status.stdout))?["role"] == "central")
+        let stopped = agent.stop()
+        #expect(
+            stopped.stderr.contains(
+                "bleagent: reload (SIGHUP) rejected; keeping the running config:\n"
+                    + "\(agent.configPath): roles.peripheral: missing required field\n"))
+    }
+}

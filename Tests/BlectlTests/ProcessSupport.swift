@@ -1,0 +1,216 @@
+import Glibc
+import JSON
+import Testing
+
+/// How long a test waits for something that should happen at once.
+let deadlineMilliseconds: Int32 = 20_000
+
+/// The directory holding the built binaries: the test bundle's own directory.
+let buildDirectory: String = {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    let path = String(decoding: buffer[..<max(0, count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+}()
+
+/// A fresh directory under /tmp.
+func makeTemporaryDirectory() -> String {
+    var template = Array("/tmp/bleagent-test-XXXXXX".utf8CString)
+    _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+    return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+func writeFile(_ path: String, _ text: String) {
+    let fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0o644)
+    _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+}
+
+func fileExists(_ path: String) -> Bool {
+    var status = stat()
+    return lstat(path, &status) == 0
+}
+
+/// A spawned child with its stdout and stderr on pipes.
+final class Child {
+    let pid: pid_t
+    private let stdoutFD: Int32
+    private let stderrFD: Int32
+    private var stderrSoFar: [UInt8] = []
+
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        var outPipe: [Int32] = [0, 0]
+        var errPipe: [Int32] = [0, 0]
+        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw ChildError(description: "pipe failed") }
+        for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        posix_spawn_file_actions_destroy(&actions)
+        for pointer in argv + envp { free(pointer) }
+        close(outPipe[1])
+        close(errPipe[1])
+        guard result == 0 else { throw ChildError(description: "posix_spawn \(executable): \(result)") }
+        self.pid = pid
+        stdoutFD = outPipe[0]
+        stderrFD = errPipe[0]
+    }
+
+    deinit {
+        close(stdoutFD)
+        close(stderrFD)
+    }
+
+    /// Reads stderr until it contains `text` (or ends, or the deadline passes).
+    func waitForStderr(containing text: String) -> Bool {
+        while !String(decoding: stderrSoFar, as: UTF8.self).contains(text) {
+            var poller = pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, deadlineMilliseconds) == 1 else {
+                Issue.record("child \(pid) did not print \"\(text)\" within the deadline")
+                return false
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = read(stderrFD, &chunk, chunk.count)
+            if count <= 0 { return false }
+            stderrSoFar += chunk[..<count]
+        }
+        return true
+    }
+
+    /// Reads stdout and stderr to their end (the child exited or closed
+    /// them), then reaps the child; records an issue past the deadline.
+    func finish() -> (status: Int32, stdout: String, stderr: String) {
+        var outputs: [Int32: [UInt8]] = [stdoutFD: [], stderrFD: stderrSoFar]
+        var open: Set<Int32> = [stdoutFD, stderrFD]
+        while !open.isEmpty {
+            var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            guard poll(&fds, nfds_t(fds.count), deadlineMilliseconds) > 0 else {
+                Issue.record("child \(pid) did not finish within the deadline")
+                kill(pid, SIGKILL)
+                break
+            }
+            for entry in fds where entry.revents != 0 {
+                var chunk = [UInt8](repeating: 0, count: 65536)
+                let count = read(entry.fd, &chunk, chunk.count)
+                if count <= 0 { open.remove(entry.fd) } else { outputs[entry.fd]! += chunk[..<count] }
+            }
+        }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return (
+            exitStatus, String(decoding: outputs[stdoutFD]!, as: UTF8.self),
+            String(decoding: outputs[stderrFD]!, as: UTF8.self)
+        )
+    }
+}
+
+struct ChildError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Runs blectl to completion.
+func blectl(
+    _ arguments: [String], environment: [String: String] = [:]
+) throws -> (
+    status: Int32, stdout: String, stderr: String
+) {
+    try Child("\(buildDirectory)/blectl", arguments, environment: environment).finish()
+}
+
+/// A datagram socket at an abstract address standing in for systemd's NOTIFY_SOCKET.
+final class NotifyListener {
+    let fd: Int32
+    /// The NOTIFY_SOCKET value ("@name").
+    let address: String
+
+    init() {
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        address = "@bleagent-test-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        var sockaddr = sockaddr_un()
+        sockaddr.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(address.utf8)
+        bytes[0] = 0
+        withUnsafeMutableBytes(of: &sockaddr.sun_path) { $0.copyBytes(from: bytes) }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
+        _ = withUnsafePointer(to: &sockaddr) {
+            $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// The next datagram's text; `nil` (with an issue) past the deadline.
+    func next() -> String? {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, deadlineMilliseconds) == 1 else {
+            Issue.record("no sd_notify message within the deadline")
+            return nil
+        }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        return String(decoding: buffer[..<max(0, count)], as: UTF8.self)
+    }
+}
+
+/// A running bleagent in a temporary directory, started with a NOTIFY_SOCKET
+/// and ready once its READY=1 arrived.
+final class RunningAgent {
+    let directory = makeTemporaryDirectory()
+    let notify = NotifyListener()
+    let child: Child
+    var configPath: String { "\(directory)/roles.json" }
+    var socketPath: String { "\(directory)/run/control.sock" }
+    /// The READY=1 message it sent at start-up.
+    private(set) var readyMessage: String?
+
+    init(config: String = RunningAgent.config(role: "central")) throws {
+        writeFile("\(directory)/roles.json", config)
+        child = try Child(
+            "\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json"],
+            environment: ["NOTIFY_SOCKET": notify.address])
+        readyMessage = notify.next()
+    }
+
+    /// A config in the agent's directory. By default the plugins are the
+    /// (not yet built) real role plugins in a missing directory, so the role
+    /// fails to load and the agent lives on; `plugins` names other plugins
+    /// (`central`, `peripheral`) loaded from the build directory.
+    static func config(role: String, extra: String = "", plugins: (String, String)? = nil) -> String {
+        let directory = plugins == nil ? "plugins" : buildDirectory
+        let (central, peripheral) = plugins ?? ("PaymentTerminalScanner", "SensorAggregator")
+        return """
+            {
+              "version": 1,
+              "role": "\(role)",
+              "backend": "sim",
+              "control": { "socket": "run/control.sock"\(extra) },
+              "restore": { "stateDirectory": "state" },
+              "pluginDirectory": "\(directory)",
+              "roles": {
+                "central": { "plugin": "\(central)", "config": { "heartbeatSeconds": 0 } },
+                "peripheral": { "plugin": "\(peripheral)" }
+              }
+            }
+            """
+    }
+
+    func signal(_ number: Int32) { kill(child.pid, number) }
+
+    /// Stops it with SIGTERM and returns its exit status and stderr.
+    func stop() -> (status: Int32, stderr: String) {
+        signal(SIGTERM)
+        let result = child.finish()
+        return (result.status, result.stderr)
+    }
+
+    deinit {
+        kill(child.pid, SIGKILL)
+        _ = "rm -rf '\(directory)'".withCString { system($0) }
+    }
+}

@@ -1,3 +1,0 @@
-import Testing
-import DBus
-@Test func builds() { #expect(true) }

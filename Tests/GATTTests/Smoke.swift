@@ -1,3 +1,0 @@
-import Testing
-import GATT
-@Test func builds() { #expect(true) }

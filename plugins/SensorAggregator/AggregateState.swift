@@ -1,0 +1,54 @@
+/// Every sensor's rolling window: the state the plugin persists and serves.
+/// One owner (the plugin's actor) mutates it; everything here is pure.
+public struct AggregateState: Sendable, Hashable {
+    /// The sensor ids, in config order (their index is their summary id).
+    public let sensorIDs: [String]
+    /// The windows by sensor id.
+    public private(set) var windows: [String: RollingWindow]
+
+    /// Empty windows of `windowSeconds` for `sensorIDs`, each holding at most
+    /// `capacity` samples.
+    public init(sensorIDs: [String], windowSeconds: Double, capacity: Int) {
+        self.sensorIDs = sensorIDs
+        var windows: [String: RollingWindow] = [:]
+        for id in sensorIDs { windows[id] = RollingWindow(length: windowSeconds, capacity: capacity) }
+        self.windows = windows
+    }
+
+    /// Adds `reading` to its sensor's window.
+    public mutating func record(_ reading: SensorReading, now: Double) -> RecordOutcome {
+        guard windows[reading.sensor] != nil else { return .unknownSensor }
+        let kept = windows[reading.sensor]?.add(Sample(time: reading.time, value: reading.value), now: now) ?? false
+        return kept ? .recorded : .outsideWindow
+    }
+
+    /// Drops expired samples from every window.
+    public mutating func expire(now: Double) {
+        for id in sensorIDs { windows[id]?.expire(now: now) }
+    }
+
+    /// Sets every window's length (the Config characteristic).
+    public mutating func setWindowLength(_ seconds: Double, now: Double) {
+        for id in sensorIDs { windows[id]?.setLength(seconds, now: now) }
+    }
+
+    /// Each sensor's summary at `now`, in config order.
+    public func summaries(now: Double) -> [(sensor: String, summary: WindowSummary)] {
+        sensorIDs.compactMap { id in windows[id].map { (id, $0.summary(now: now)) } }
+    }
+
+    /// The summary of `sensor` at `now`, or nil for an unknown sensor.
+    public func summary(of sensor: String, now: Double) -> WindowSummary? {
+        windows[sensor]?.summary(now: now)
+    }
+}
+
+/// What became of a recorded reading.
+public enum RecordOutcome: Sendable, Hashable {
+    /// Added to its window.
+    case recorded
+    /// No sensor has that id.
+    case unknownSensor
+    /// Older than the window (or not finite): nothing kept.
+    case outsideWindow
+}
