@@ -65,7 +65,12 @@ extension SimWorld {
                 objects.append(
                     (
                         adapter.devicePath(address),
-                        [(BlueZInterface.device, device.properties(adapterPath: adapter.path))]
+                        [
+                            (
+                                BlueZInterface.device,
+                                device.properties(adapterPath: adapter.path, experimental: adapter.experimental)
+                            )
+                        ]
                     ))
             }
         }

@@ -86,8 +86,8 @@ extension RemoteDevice {
     }
 
     /// The current values of `names`, skipping absent ones.
-    public func values(of names: [String], adapterPath: String) -> [Property] {
-        let all = properties(adapterPath: adapterPath)
+    public func values(of names: [String], adapterPath: String, experimental: Bool = false) -> [Property] {
+        let all = properties(adapterPath: adapterPath, experimental: experimental)
         return names.compactMap { name in all.first { $0.name == name } }
     }
 }

@@ -56,8 +56,9 @@ public struct RemoteDevice: Sendable, Equatable {
     public var displayAlias: String { alias ?? name ?? address.dashed }
 
     /// Every present Device1 property, in bluetoothd's table order (for InterfacesAdded and
-    /// GetAll). `adapterPath` is the owning adapter's object path.
-    public func properties(adapterPath: String) -> [Property] {
+    /// GetAll). `adapterPath` is the owning adapter's object path; `experimental` adds the
+    /// properties bluetoothd shows only when started with `-E` (AdvertisingFlags).
+    public func properties(adapterPath: String, experimental: Bool = false) -> [Property] {
         var list: [Property] = [
             Property("Address", .string(address.description)),
             Property("AddressType", .string(addressType.rawValue)),
@@ -79,7 +80,7 @@ public struct RemoteDevice: Sendable, Equatable {
         if !serviceData.isEmpty { list.append(Property("ServiceData", .serviceData(serviceData))) }
         if let txPower { list.append(Property("TxPower", .int16(txPower))) }
         list.append(Property("ServicesResolved", .bool(servicesResolved)))
-        if let advertisingFlags { list.append(Property("AdvertisingFlags", .bytes([advertisingFlags]))) }
+        if experimental, let advertisingFlags { list.append(Property("AdvertisingFlags", .bytes([advertisingFlags]))) }
         return list
     }
 

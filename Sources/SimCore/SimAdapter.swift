@@ -12,6 +12,8 @@ public struct SimAdapter: Sendable {
     public let path: String
     /// Seconds an unseen temporary device lives (0: until discovery stops).
     public var temporaryTimeout: Double
+    /// Whether experimental properties are served, as `bluetoothd -E` does.
+    public let experimental: Bool
 
     /// `Powered`.
     public internal(set) var powered: Bool
@@ -21,8 +23,8 @@ public struct SimAdapter: Sendable {
     public internal(set) var discoverable = false
     /// `DiscoverableTimeout`, seconds.
     public internal(set) var discoverableTimeout: UInt32 = 180
-    /// `Pairable`.
-    public internal(set) var pairable = true
+    /// `Pairable` (false, as bluetoothd 5.66 reports it with no agent asking otherwise).
+    public internal(set) var pairable = false
     /// `PairableTimeout`, seconds.
     public internal(set) var pairableTimeout: UInt32 = 0
     /// `Discovering`.
@@ -37,8 +39,10 @@ public struct SimAdapter: Sendable {
 
     /// The adapter `index` as `spec` describes it.
     public init(
-        index: Int, spec: AdapterSpec, temporaryTimeout: Double = 30, proximityRule: ProximityRule = .bluez566
+        index: Int, spec: AdapterSpec, temporaryTimeout: Double = 30, proximityRule: ProximityRule = .bluez566,
+        experimental: Bool = false
     ) {
+        self.experimental = experimental
         self.index = index
         self.spec = spec
         self.path = "/org/bluez/hci\(index)"

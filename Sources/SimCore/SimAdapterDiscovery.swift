@@ -58,17 +58,15 @@ extension SimAdapter {
             device.expiry = device.temporary && temporaryTimeout > 0 ? now.advanced(bySeconds: temporaryTimeout) : nil
             let changed = device.apply(report, rssiDelta: delta, duplicateData: duplicate)
             devices[report.address] = device
-            guard !changed.isEmpty else { return [] }
-            return [
-                .deviceChanged(
-                    report.address, changed: device.values(of: changed, adapterPath: path), invalidated: [])
-            ]
+            let values = device.values(of: changed, adapterPath: path, experimental: experimental)
+            guard !values.isEmpty else { return [] }
+            return [.deviceChanged(report.address, changed: values, invalidated: [])]
         }
         var device = RemoteDevice(address: report.address, addressType: report.addressType)
         device.expiry = temporaryTimeout > 0 ? now.advanced(bySeconds: temporaryTimeout) : nil
         _ = device.apply(report, rssiDelta: delta, duplicateData: duplicate)
         devices[report.address] = device
-        return [.deviceAdded(report.address, device.properties(adapterPath: path))]
+        return [.deviceAdded(report.address, device.properties(adapterPath: path, experimental: experimental))]
     }
 
     /// The earliest temporary-device expiry, for the shell's timer.

@@ -9,6 +9,8 @@ public struct SimOptions: Sendable, Equatable {
     public var scenarioPath: String?
     /// `--seed N`: replaces the scenario's seed.
     public var seed: UInt64?
+    /// `--experimental`: serve the properties `bluetoothd -E` adds (Device1.AdvertisingFlags).
+    public var experimental = false
     /// `--help`.
     public var help = false
 
@@ -17,7 +19,7 @@ public struct SimOptions: Sendable, Equatable {
 
     /// What `blesim --help` prints.
     public static let usage = """
-        usage: blesim [--address BUS] [--adapters N] [--scenario FILE] [--seed N]
+        usage: blesim [--address BUS] [--adapters N] [--scenario FILE] [--seed N] [--experimental]
 
         Serves BlueZ's D-Bus API (org.bluez, as bluetoothd 5.66) over a simulated air.
 
@@ -26,6 +28,7 @@ public struct SimOptions: Sendable, Equatable {
           --adapters N      serve N adapters hci0...hciN-1 (1...16), replacing the scenario's
           --scenario FILE   scenario to simulate (default: sim/scenarios/default.json)
           --seed N          random seed, replacing the scenario's
+          --experimental    serve experimental properties, as bluetoothd -E
           --help            show this help
 
         """
@@ -70,6 +73,7 @@ public struct SimOptions: Sendable, Equatable {
                     throw UsageError(message: "--seed: expected a non-negative integer, got \"\(text)\"")
                 }
                 options.seed = seed
+            case "--experimental": options.experimental = true
             case "--help", "-h": options.help = true
             default: throw UsageError(message: "unknown argument \"\(argument)\"")
             }

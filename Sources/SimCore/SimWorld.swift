@@ -14,10 +14,15 @@ public struct SimWorld: Sendable {
     private var noise: SeededGenerator
 
     /// A world built from `scenario`, starting at `start`.
-    public init(scenario: Scenario, start: SimInstant = .zero, proximityRule: ProximityRule = .bluez566) {
+    /// `experimental` serves the properties `bluetoothd -E` adds.
+    public init(
+        scenario: Scenario, start: SimInstant = .zero, proximityRule: ProximityRule = .bluez566,
+        experimental: Bool = false
+    ) {
         adapters = scenario.adapters.enumerated().map { index, spec in
             SimAdapter(
-                index: index, spec: spec, temporaryTimeout: scenario.temporaryTimeout, proximityRule: proximityRule)
+                index: index, spec: spec, temporaryTimeout: scenario.temporaryTimeout, proximityRule: proximityRule,
+                experimental: experimental)
         }
         devices = scenario.devices
         air = AirSchedule(

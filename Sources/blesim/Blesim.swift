@@ -29,7 +29,8 @@ struct BlesimMain {
             fail("blesim: \(error)", status: 65)
         }
         do {
-            try await BlueZServer.serve(scenario: scenario, address: options.address)
+            try await BlueZServer.serve(
+                scenario: scenario, address: options.address, experimental: options.experimental)
         } catch {
             fail("blesim: \(error)", status: 69)
         }

@@ -15,7 +15,12 @@ struct BlueZInterfaces: Sendable {
         ("Blocked", "b", .readWrite), ("LegacyPairing", "b", .read), ("RSSI", "n", .read), ("Connected", "b", .read),
         ("UUIDs", "as", .read), ("Adapter", "o", .read), ("ManufacturerData", "a{qv}", .read),
         ("ServiceData", "a{sv}", .read), ("TxPower", "n", .read), ("ServicesResolved", "b", .read),
-        ("AdvertisingFlags", "ay", .read),
+        ("Class", "u", .read), ("Icon", "s", .read), ("Modalias", "s", .read), ("WakeAllowed", "b", .readWrite),
+    ]
+
+    /// Device1 properties served only with `--experimental`, as `bluetoothd -E`.
+    static let experimentalDeviceTypes: [(String, String, ExportedProperty.Access)] = [
+        ("AdvertisingFlags", "ay", .read)
     ]
 
     /// Adapter1 property types (bluetoothd's `adapter_properties` table).
@@ -24,6 +29,7 @@ struct BlueZInterfaces: Sendable {
         ("Class", "u", .read), ("Powered", "b", .readWrite), ("Discoverable", "b", .readWrite),
         ("DiscoverableTimeout", "u", .readWrite), ("Pairable", "b", .readWrite), ("PairableTimeout", "u", .readWrite),
         ("Discovering", "b", .read), ("UUIDs", "as", .read), ("Modalias", "s", .read), ("Roles", "as", .read),
+        ("ExperimentalFeatures", "as", .read),
     ]
 
     // MARK: Adapter1
@@ -122,9 +128,10 @@ struct BlueZInterfaces: Sendable {
 
     // MARK: Device1
 
-    static func device(properties: [Property]) throws -> ExportedInterface {
+    static func device(properties: [Property], experimental: Bool) throws -> ExportedInterface {
         let values = Dictionary(properties.map { ($0.name, DBusMapping.value($0.value)) }, uniquingKeysWith: { $1 })
-        let declared = try Self.deviceTypes.map { (name, signature, access) in
+        let types = deviceTypes + (experimental ? experimentalDeviceTypes : [])
+        let declared = try types.map { (name, signature, access) in
             try ExportedProperty(name, type: DBusType(signature), access: access, value: values[name])
         }
         let notSupported: ExportedMethod.Handler = { _ in throw DBusMapping.error(BluetoothdError.notSupported) }

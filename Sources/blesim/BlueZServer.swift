@@ -11,7 +11,7 @@ enum BlueZServer {
         let description: String
     }
 
-    static func serve(scenario: Scenario, address: String?) async throws {
+    static func serve(scenario: Scenario, address: String?, experimental: Bool) async throws {
         let connection: DBusConnection
         let bus: String
         if let address {
@@ -22,10 +22,12 @@ enum BlueZServer {
             bus = "the system bus"
         }
         let objects = connection.objects
-        let host = SimHost(world: SimWorld(scenario: scenario)) { signals in
+        let host = SimHost(world: SimWorld(scenario: scenario, experimental: experimental)) { signals in
             for signal in signals {
                 DBusMapping.apply(signal, to: objects) { path, properties in
-                    try objects.export(ObjectPath(path), interfaces: [BlueZInterfaces.device(properties: properties)])
+                    try objects.export(
+                        ObjectPath(path),
+                        interfaces: [BlueZInterfaces.device(properties: properties, experimental: experimental)])
                 }
             }
         }

@@ -51,8 +51,19 @@ struct SimAdapterTests {
         #expect(byName["ManufacturerData"] == .manufacturerData([ManufacturerDatum(company: 0x004C, data: [1, 2])]))
         #expect(byName["Connected"] == .bool(false))
         #expect(byName["Adapter"] == .objectPath("/org/bluez/hci0"))
-        #expect(byName["AdvertisingFlags"] == .bytes([0x06]))
+        #expect(byName["AdvertisingFlags"] == nil, "experimental in bluetoothd 5.66: only with -E")
         #expect(adapter.devicePath(address) == "/org/bluez/hci0/dev_C0_11_22_33_44_07")
+    }
+
+    @Test("AdvertisingFlags is served only in experimental mode (bluetoothd -E)")
+    func experimentalFlags() throws {
+        var adapter = Fixture.adapter(experimental: true)
+        _ = try adapter.startDiscovery(owner: ":1.1")
+        guard case .deviceAdded(_, let properties) = adapter.receive(Fixture.report(9), at: t0).first else {
+            Issue.record("no device")
+            return
+        }
+        #expect(properties.first { $0.name == "AdvertisingFlags" }?.value == .bytes([0x06]))
     }
 
     @Test("a nameless device's Alias is its address with dashes, and Name is absent")

@@ -22,8 +22,14 @@ enum Fixture {
                 txPower: txPower))
     }
 
-    static func adapter(temporaryTimeout: Double = 30, rule: ProximityRule = .bluez566) -> SimAdapter {
-        SimAdapter(index: 0, spec: .standard(index: 0), temporaryTimeout: temporaryTimeout, proximityRule: rule)
+    static func adapter(
+        temporaryTimeout: Double = 30, rule: ProximityRule = .bluez566, experimental: Bool = false
+    )
+        -> SimAdapter
+    {
+        SimAdapter(
+            index: 0, spec: .standard(index: 0), temporaryTimeout: temporaryTimeout, proximityRule: rule,
+            experimental: experimental)
     }
 }
 
