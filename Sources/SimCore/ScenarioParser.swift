@@ -120,6 +120,7 @@ extension Scenario {
         }
         if let tx = keys["txPower"] { ad.txPower = Int8(try tx.integer(in: -127...127)) }
         if let appearance = keys["appearance"] { ad.appearance = UInt16(try appearance.integer(in: 0...0xFFFF)) }
+        if let problem = ad.sizeProblem { throw field.error(problem) }
         return ad
     }
 

@@ -136,6 +136,22 @@ struct ScenarioParserTests {
         }
     }
 
+    @Test("an advertisement must fit in advertising data plus scan response, 31 bytes each")
+    func advertisementSize() throws {
+        let fits =
+            #"{"devices": [{"address": "C0:00:00:00:00:01", "advertising": {"name": "A name of twenty-nine bytes!", "manufacturerData": [{"company": 76, "data": "0215e2c56db5dffb48d2b060d0f5a71096e000010002c5"}]}}]}"#
+        #expect(throws: Never.self) { try Scenario.parse(fits) }
+        let tooBig =
+            #"{"devices": [{"address": "C0:00:00:00:00:01", "advertising": {"name": "A name of twenty-nine bytes!!", "manufacturerData": [{"company": 76, "data": "0215e2c56db5dffb48d2b060d0f5a71096e000010002c5"}, {"company": 89, "data": "01"}]}}]}"#
+        do {
+            _ = try Scenario.parse(tooBig)
+            Issue.record("accepted an advertisement of more than 62 bytes")
+        } catch {
+            #expect(error.description.hasPrefix("devices[0].advertising: "), "\(error)")
+            #expect(error.description.hasSuffix("do not fit in advertising data and scan response (31 + 31 bytes)"))
+        }
+    }
+
     @Test("JSON syntax errors say so")
     func syntax() {
         do {
