@@ -88,3 +88,17 @@ extension SimWorld {
         return nil
     }
 }
+
+extension SimWorld {
+    /// The adapter index and address a device object path names
+    /// (`/org/bluez/hciN/dev_AA_BB_CC_DD_EE_FF`), whether or not the device exists.
+    public static func parse(devicePath path: String) -> (adapter: Int, address: DeviceAddress)? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 5, parts[0].isEmpty, parts[1] == "org", parts[2] == "bluez", parts[3].hasPrefix("hci"),
+            let index = Int(parts[3].dropFirst(3)), parts[4].hasPrefix("dev_")
+        else { return nil }
+        let text = String(parts[4].dropFirst(4).map { $0 == "_" ? ":" : $0 })
+        guard let address = DeviceAddress(text) else { return nil }
+        return (index, address)
+    }
+}

@@ -149,3 +149,42 @@ public struct SimAdapter: Sendable {
         return [.adapterChanged([Property("PairableTimeout", .uint32(seconds))])]
     }
 }
+
+/// Device1's settable properties.
+extension SimAdapter {
+    /// Sets a device's `Alias` ("" returns it to the name, else the address). DoesNotExist for
+    /// an unknown device.
+    public mutating func setDeviceAlias(
+        _ address: DeviceAddress, _ alias: String
+    ) throws(BlueZError)
+        -> [AdapterEvent]
+    {
+        guard var device = devices[address] else { throw BluetoothdError.doesNotExist }
+        device.alias = alias.isEmpty ? nil : alias
+        devices[address] = device
+        return [.deviceChanged(address, changed: [Property("Alias", .string(device.displayAlias))], invalidated: [])]
+    }
+
+    /// Sets a device's `Trusted`. DoesNotExist for an unknown device.
+    public mutating func setTrusted(_ address: DeviceAddress, _ on: Bool) throws(BlueZError) -> [AdapterEvent] {
+        guard var device = devices[address] else { throw BluetoothdError.doesNotExist }
+        guard device.trusted != on else { return [] }
+        device.trusted = on
+        devices[address] = device
+        return [.deviceChanged(address, changed: [Property("Trusted", .bool(on))], invalidated: [])]
+    }
+
+    /// Sets a device's `Blocked`; blocking keeps the device (it stops being temporary, unless its
+    /// address is private), as bluetoothd stores it. DoesNotExist for an unknown device.
+    public mutating func setBlocked(_ address: DeviceAddress, _ on: Bool) throws(BlueZError) -> [AdapterEvent] {
+        guard var device = devices[address] else { throw BluetoothdError.doesNotExist }
+        guard device.blocked != on else { return [] }
+        device.blocked = on
+        if on, !address.isPrivate(type: device.addressType) {
+            device.temporary = false
+            device.expiry = nil
+        }
+        devices[address] = device
+        return [.deviceChanged(address, changed: [Property("Blocked", .bool(on))], invalidated: [])]
+    }
+}

@@ -7,6 +7,7 @@ import SimCore
 struct BlueZInterfaces: Sendable {
     let host: SimHost
     let objects: ObjectServer
+    let experimental: Bool
 
     /// Device1 property types (bluetoothd's `device_properties` table).
     static let deviceTypes: [(String, String, ExportedProperty.Access)] = [
@@ -91,7 +92,8 @@ struct BlueZInterfaces: Sendable {
     private func adapterSetter(index: Int, name: String) -> ExportedProperty.Setter {
         { value, _ in
             try run { () throws(BlueZError) in
-                try host.request(adapter: index, suppressing: name) { adapter throws(BlueZError) in
+                try host.request(adapter: index, suppressing: ("/org/bluez/hci\(index)", name)) {
+                    adapter throws(BlueZError) in
                     switch (name, value.unwrapped) {
                     case ("Powered", .boolean(let on)): return ((), adapter.setPowered(on))
                     case ("Discoverable", .boolean(let on)): return ((), try adapter.setDiscoverable(on))
@@ -128,11 +130,15 @@ struct BlueZInterfaces: Sendable {
 
     // MARK: Device1
 
-    static func device(properties: [Property], experimental: Bool) throws -> ExportedInterface {
+    /// Device1 at `path` (called with the host's lock held: builds handlers, calls nothing).
+    func device(path: String, properties: [Property]) throws -> ExportedInterface {
         let values = Dictionary(properties.map { ($0.name, DBusMapping.value($0.value)) }, uniquingKeysWith: { $1 })
-        let types = deviceTypes + (experimental ? experimentalDeviceTypes : [])
+        let types = Self.deviceTypes + (experimental ? Self.experimentalDeviceTypes : [])
+        let located = SimWorld.parse(devicePath: path)
         let declared = try types.map { (name, signature, access) in
-            try ExportedProperty(name, type: DBusType(signature), access: access, value: values[name])
+            try ExportedProperty(
+                name, type: DBusType(signature), access: access, value: values[name],
+                setter: access == .readWrite ? located.map { deviceSetter(path: path, at: $0, name: name) } : nil)
         }
         let notSupported: ExportedMethod.Handler = { _ in throw DBusMapping.error(BluetoothdError.notSupported) }
         return try ExportedInterface(
@@ -150,6 +156,35 @@ struct BlueZInterfaces: Sendable {
                 },
             ],
             properties: declared)
+    }
+
+    private func deviceSetter(
+        path: String, at location: (adapter: Int, address: DeviceAddress), name: String
+    )
+        -> ExportedProperty.Setter
+    {
+        { value, _ in
+            try run { () throws(BlueZError) in
+                try host.request(adapter: location.adapter, suppressing: (path, name)) { adapter throws(BlueZError) in
+                    switch (name, value.unwrapped) {
+                    case ("Alias", .string(let alias)): return ((), try adapter.setDeviceAlias(location.address, alias))
+                    case ("Trusted", .boolean(let on)): return ((), try adapter.setTrusted(location.address, on))
+                    case ("Blocked", .boolean(let on)): return ((), try adapter.setBlocked(location.address, on))
+                    default: return ((), [])
+                    }
+                }
+            }
+            if name == "Alias", value.stringValue == "" {
+                // The object server stores the value set; an empty alias reads back as the name.
+                let alias = host.read { $0.adapters[location.adapter].devices[location.address]?.displayAlias }
+                if let alias, let objectPath = try? ObjectPath(path) {
+                    Task {
+                        try? objects.setProperty(
+                            "Alias", to: .string(alias), interface: BlueZInterface.device, at: objectPath)
+                    }
+                }
+            }
+        }
     }
 
     // MARK: /org/bluez

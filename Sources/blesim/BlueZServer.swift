@@ -22,16 +22,16 @@ enum BlueZServer {
             bus = "the system bus"
         }
         let objects = connection.objects
-        let host = SimHost(world: SimWorld(scenario: scenario, experimental: experimental)) { signals in
+        let host = SimHost(world: SimWorld(scenario: scenario, experimental: experimental))
+        let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental)
+        host.setEmitter { signals in
             for signal in signals {
                 DBusMapping.apply(signal, to: objects) { path, properties in
                     try objects.export(
-                        ObjectPath(path),
-                        interfaces: [BlueZInterfaces.device(properties: properties, experimental: experimental)])
+                        ObjectPath(path), interfaces: [interfaces.device(path: path, properties: properties)])
                 }
             }
         }
-        let interfaces = BlueZInterfaces(host: host, objects: objects)
 
         let departures = try await connection.nameOwnerChanges()
         objects.addObjectManager(at: .root)

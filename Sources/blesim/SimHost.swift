@@ -11,18 +11,22 @@ final class SimHost: Sendable {
         var world: SimWorld
         var wakeUp: CheckedContinuation<Void, Never>?
         var wakeRequested = false
+        var emit: @Sendable ([BusSignal]) -> Void = { _ in }
     }
 
     private let state: Mutex<State>
     private let origin = ContinuousClock.now
-    private let emit: @Sendable ([BusSignal]) -> Void
 
     /// Ticks closer together than this are merged (bounds the wake-up rate under load).
     static let minimumTick = Duration.milliseconds(2)
 
-    init(world: SimWorld, emit: @escaping @Sendable ([BusSignal]) -> Void) {
+    init(world: SimWorld) {
         state = Mutex(State(world: world))
-        self.emit = emit
+    }
+
+    /// Where signals go from now on (set once the D-Bus objects exist).
+    func setEmitter(_ emit: @escaping @Sendable ([BusSignal]) -> Void) {
+        state.withLock { $0.emit = emit }
     }
 
     /// The simulation time now.
@@ -39,10 +43,11 @@ final class SimHost: Sendable {
 
     /// A client's request on adapter `index`: catches the air up to now, runs `operation`, emits
     /// the signals (all under the world's lock, so signals leave in the order things happened),
-    /// and wakes the run loop. Changes to the adapter property `suppressing` are not emitted (the
-    /// object server announces a remote `Set` itself). DoesNotExist when there is no such adapter.
+    /// and wakes the run loop. A change of the property `suppressing` names (on that object path)
+    /// is not emitted: the object server announces a remote `Set` itself. DoesNotExist when there
+    /// is no such adapter.
     func request<R: Sendable>(
-        adapter index: Int, suppressing: String? = nil,
+        adapter index: Int, suppressing: (path: String, property: String)? = nil,
         _ operation: (inout SimAdapter) throws(BlueZError) -> (R, [AdapterEvent])
     ) throws(BlueZError) -> R {
         let (result, wake) = try state.withLock { (state) throws(BlueZError) in
@@ -52,7 +57,7 @@ final class SimHost: Sendable {
             }
             var signals = SimWorld.Batch(adapter: index, events: events).signals(in: state.world)
             if let suppressing { signals = signals.compactMap { Self.removing(suppressing, from: $0) } }
-            if !signals.isEmpty { emit(signals) }
+            if !signals.isEmpty { state.emit(signals) }
             return (result, Self.takeWakeUp(&state))
         }
         wake?.resume()
@@ -63,7 +68,7 @@ final class SimHost: Sendable {
     func clientLeft(_ owner: String) {
         let wake = state.withLock { state in
             let signals = state.world.clientLeft(owner: owner).flatMap { $0.signals(in: state.world) }
-            if !signals.isEmpty { emit(signals) }
+            if !signals.isEmpty { state.emit(signals) }
             return Self.takeWakeUp(&state)
         }
         wake?.resume()
@@ -71,14 +76,14 @@ final class SimHost: Sendable {
 
     private func emitAdvance(_ state: inout State) {
         let signals = state.world.advance(to: now).flatMap { $0.signals(in: state.world) }
-        if !signals.isEmpty { emit(signals) }
+        if !signals.isEmpty { state.emit(signals) }
     }
 
-    private static func removing(_ name: String, from signal: BusSignal) -> BusSignal? {
+    private static func removing(_ target: (path: String, property: String), from signal: BusSignal) -> BusSignal? {
         guard case .propertiesChanged(let path, let interface, let changed, let invalidated) = signal,
-            interface == BlueZInterface.adapter
+            path == target.path
         else { return signal }
-        let kept = changed.filter { $0.name != name }
+        let kept = changed.filter { $0.name != target.property }
         guard !kept.isEmpty || !invalidated.isEmpty else { return nil }
         return .propertiesChanged(path: path, interface: interface, changed: kept, invalidated: invalidated)
     }

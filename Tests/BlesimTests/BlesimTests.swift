@@ -96,6 +96,25 @@ struct BlesimTests {
         _ = sim
     }
 
+    @Test("a device's Alias can be set, and \"\" returns it to the advertised name")
+    func deviceAlias() async throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let client = try await BlueZClient.connect(bus)
+        try await client.adapter("StartDiscovery")
+        #expect(await client.log.wait { Signals.addedDevices($0)[Air.near] != nil })
+        try await client.setProperty(Air.near, "org.bluez.Device1", "Alias", .string("Counter"))
+        #expect(try await client.property(Air.near, "org.bluez.Device1", "Alias") == .string("Counter"))
+        try await client.setProperty(Air.near, "org.bluez.Device1", "Alias", .string(""))
+        #expect(
+            await client.log.wait { messages in
+                Signals.changes(messages).last { $0.path == Air.near && $0.changed["Alias"] != nil }?.changed["Alias"]
+                    == .string("Near-A")
+            })
+        #expect(try await client.property(Air.near, "org.bluez.Device1", "Alias") == .string("Near-A"))
+        _ = sim
+    }
+
     @Test("a UUID filter: only devices advertising the service appear")
     func uuidFilter() async throws {
         let bus = try PrivateBus()

@@ -179,6 +179,23 @@ struct SimAdapterTests {
         #expect(r15.adapterChanges.contains(Property("Discoverable", .bool(false))))
     }
 
+    @Test("a device's Alias, Trusted and Blocked are settable; a blocked device is kept")
+    func deviceSettables() throws {
+        var adapter = Fixture.adapter()
+        _ = try adapter.startDiscovery(owner: ":1.1")
+        _ = adapter.receive(Fixture.report(4, name: "Till"), at: t0)
+        let address = Fixture.address(4)
+        #expect(try adapter.setDeviceAlias(address, "Front till").changedDeviceProperties == ["Alias"])
+        #expect(adapter.devices[address]?.displayAlias == "Front till")
+        _ = try adapter.setDeviceAlias(address, "")
+        #expect(adapter.devices[address]?.displayAlias == "Till")
+        #expect(try adapter.setTrusted(address, true).changedDeviceProperties == ["Trusted"])
+        _ = try adapter.setBlocked(address, true)
+        #expect(adapter.devices[address]?.temporary == false)
+        #expect(adapter.expire(at: .seconds(3600)).isEmpty)
+        #expect(throws: BluetoothdError.doesNotExist) { try adapter.setTrusted(Fixture.address(99), true) }
+    }
+
     @Test("Alias is settable, and an empty alias returns to the name")
     func alias() {
         var adapter = Fixture.adapter()
