@@ -11,5 +11,6 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
     ]
 )

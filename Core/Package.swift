@@ -10,7 +10,7 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 let package = Package(
     name: "BLECore",
     products: [
-        .library(name: "BLECore", type: .dynamic, targets: ["JSON", "DBus", "GATT"])
+        .library(name: "BLECore", type: .dynamic, targets: ["JSON", "DBus", "GATT", "BLE"])
     ],
     targets: [
         .systemLibrary(
@@ -22,5 +22,6 @@ let package = Package(
         .target(name: "JSON", dependencies: ["CJSONC"], swiftSettings: strict),
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         .target(name: "GATT", swiftSettings: strict),
+        .target(name: "BLE", dependencies: ["GATT", "JSON"], swiftSettings: strict),
     ]
 )
