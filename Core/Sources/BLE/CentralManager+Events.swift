@@ -6,10 +6,8 @@ extension CentralManager {
         let now = clock.now
         var stateChange: ManagerState?
         var changes: [ObjectTreeChange] = []
-        var discoveryActions: [DiscoverySession.Action] = []
         var failed: [OperationQueue.Action] = []
         var toReconnect: [String] = []
-        var adapter: String?
         state.withLock { state in
             let before = state.machine.state
             switch event {
@@ -39,7 +37,6 @@ extension CentralManager {
                 default: break
                 }
             }
-            adapter = state.machine.adapterPath
             if before == .poweredOn && state.machine.state != .poweredOn {
                 for (path, var queue) in state.queues {
                     failed += queue.linkDropped()
@@ -51,13 +48,16 @@ extension CentralManager {
                 }
             }
             if before != .poweredOn && state.machine.state == .poweredOn {
-                discoveryActions = state.discovery.resume()
+                perform(state.discovery.resume(), adapter: state.machine.adapterPath)
                 toReconnect = state.desiredConnections.sorted().compactMap { state.mirror.devicePath(for: $0) }
             }
         }
         if let stateChange { stateBroadcast.yield(stateChange) }
+        if case .bluetoothdPresent(true) = event {
+            let backend = self.backend
+            Task { try? await backend.requestSnapshot() }
+        }
         run(failed)
-        perform(discoveryActions, adapter: adapter)
         for path in toReconnect {
             let backend = self.backend
             Task { try? await backend.connect(device: path) }

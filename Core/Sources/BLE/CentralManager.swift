@@ -66,7 +66,8 @@ public final class CentralManager: Sendable {
     let treeBroadcast = Broadcast<Void>()
     let notificationBroadcast = Broadcast<(CharacteristicReference, [UInt8])>()
     let flowBroadcast = Broadcast<String>()
-    private let pump = Mutex<Task<Void, Never>?>(nil)
+    private let pump = Mutex<[Task<Void, Never>]>([])
+    private let discoveryCommands: AsyncStream<(adapter: String, action: DiscoverySession.Action)>.Continuation
 
     /// A manager over `backend`; it starts consuming the backend's events at once.
     public init(backend: any CentralBackend, options: Options = Options(), clock: any BLEClock = SystemBLEClock()) {
@@ -77,18 +78,30 @@ public final class CentralManager: Sendable {
             State(
                 machine: ManagerStateMachine(preferredAdapter: options.adapter),
                 mirror: ObjectTreeMirror(limits: options.mirrorLimits)))
+        let (commands, commandSink) = AsyncStream<(adapter: String, action: DiscoverySession.Action)>.makeStream()
+        self.discoveryCommands = commandSink
         let events = backend.events
-        let task = Task { [weak self] in
+        let eventTask = Task { [weak self] in
             for await event in events {
                 guard let self else { return }
                 self.handle(event)
             }
         }
-        pump.withLock { $0 = task }
+        let commandTask = Task {
+            for await (adapter, action) in commands {
+                switch action {
+                case .setFilter(let filter): try? await backend.setDiscoveryFilter(adapter: adapter, filter)
+                case .start: try? await backend.startDiscovery(adapter: adapter)
+                case .stop: try? await backend.stopDiscovery(adapter: adapter)
+                }
+            }
+        }
+        pump.withLock { $0 = [eventTask, commandTask] }
     }
 
     deinit {
-        pump.withLock { $0?.cancel() }
+        discoveryCommands.finish()
+        pump.withLock { tasks in tasks.forEach { $0.cancel() } }
     }
 
     /// The current state.
@@ -115,15 +128,14 @@ public final class CentralManager: Sendable {
     ) throws(BLEError) -> AsyncStream<Discovery> {
         let (stream, continuation) = AsyncStream<Discovery>.makeStream(bufferingPolicy: .unbounded)
         let filter = ScanFilter(services: services, options: options)
-        let (token, actions, adapter): (DiscoverySession.Token, [DiscoverySession.Action], String?) = try state.withLock {
-            state throws(BLEError) in
+        let token: DiscoverySession.Token = try state.withLock { state throws(BLEError) in
             if let refusal = state.machine.state.refusal { throw refusal }
             let (token, actions) = state.discovery.add(filter)
             state.scanners[token] = Scanner(filter: filter, continuation: continuation)
-            return (token, actions, state.machine.adapterPath)
+            perform(actions, adapter: state.machine.adapterPath)
+            return token
         }
         continuation.onTermination = { [weak self] _ in self?.endScan(token) }
-        perform(actions, adapter: adapter)
         return stream
     }
 
@@ -191,24 +203,16 @@ public final class CentralManager: Sendable {
     }
 
     func endScan(_ token: DiscoverySession.Token) {
-        let (actions, adapter) = state.withLock { state in
+        state.withLock { state in
             state.scanners[token] = nil
-            return (state.discovery.remove(token), state.machine.adapterPath)
+            perform(state.discovery.remove(token), adapter: state.machine.adapterPath)
         }
-        perform(actions, adapter: adapter)
     }
 
+    /// Sends discovery calls to BlueZ one after another, in the order
+    /// decided; called under the state lock so the order is the decision order.
     func perform(_ actions: [DiscoverySession.Action], adapter: String?) {
-        guard let adapter, !actions.isEmpty else { return }
-        let backend = self.backend
-        Task {
-            for action in actions {
-                switch action {
-                case .setFilter(let filter): try? await backend.setDiscoveryFilter(adapter: adapter, filter)
-                case .start: try? await backend.startDiscovery(adapter: adapter)
-                case .stop: try? await backend.stopDiscovery(adapter: adapter)
-                }
-            }
-        }
+        guard let adapter else { return }
+        for action in actions { discoveryCommands.yield((adapter, action)) }
     }
 }
