@@ -2,7 +2,7 @@ import BLE
 import GATT
 import Testing
 
-@Suite struct CentralManagerTests {
+@Suite(.timeLimit(.minutes(1))) struct CentralManagerTests {
     let policy = OperationQueue.Policy(timeout: .seconds(30), maximumAttempts: 3, initialBackoff: .zero)
 
     func poweredOn(
