@@ -10,13 +10,6 @@ import Testing
 @Suite struct RestorationStoreTests {
     let peripheral = PeripheralIdentifier(adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
 
-    func temporaryDirectory() throws -> String {
-        var template = Array("/tmp/bletests-XXXXXX".utf8CString)
-        let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        try #require(result != nil)
-        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     func files(in directory: String) -> [String] {
         guard let dir = opendir(directory) else { return [] }
         defer { closedir(dir) }

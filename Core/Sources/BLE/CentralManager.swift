@@ -18,16 +18,22 @@ public final class CentralManager: Sendable {
         public var mirrorLimits: ObjectTreeMirror.Limits
         /// How long connect and service discovery may take.
         public var connectTimeout: Duration
+        /// Where to persist known peripherals, desired connections and
+        /// subscriptions (a restore identifier under a state directory); nil
+        /// for no state restoration.
+        public var restoration: RestorationStore?
 
         /// Options; defaults as documented on each type.
         public init(
             adapter: String? = nil, operationPolicy: OperationQueue.Policy = .init(),
-            mirrorLimits: ObjectTreeMirror.Limits = .init(), connectTimeout: Duration = .seconds(30)
+            mirrorLimits: ObjectTreeMirror.Limits = .init(), connectTimeout: Duration = .seconds(30),
+            restoration: RestorationStore? = nil
         ) {
             self.adapter = adapter
             self.operationPolicy = operationPolicy
             self.mirrorLimits = mirrorLimits
             self.connectTimeout = connectTimeout
+            self.restoration = restoration
         }
     }
 
@@ -43,6 +49,7 @@ public final class CentralManager: Sendable {
         var desiredConnections: Set<PeripheralIdentifier> = []
         var peripheralStates: [PeripheralIdentifier: PeripheralState] = [:]
         var cannotSend: Set<String> = []
+        var known: [PeripheralIdentifier: RestorationState.KnownPeripheral] = [:]
     }
 
     struct Runner: Sendable {
@@ -67,6 +74,13 @@ public final class CentralManager: Sendable {
     let notificationBroadcast = Broadcast<(CharacteristicReference, [UInt8])>()
     let flowBroadcast = Broadcast<String>()
     private let pump = Mutex<[Task<Void, Never>]>([])
+    let persistence = Mutex<Void>(())
+
+    /// What state restoration found when the manager started (Core
+    /// Bluetooth's will-restore-state): ``RestorationLoad/empty`` without a
+    /// store or a saved state. A restored state's desired connections are
+    /// connected again and its subscriptions restored once each link is up.
+    public let restoredState: RestorationLoad
     private let discoveryCommands: AsyncStream<(adapter: String, action: DiscoverySession.Action)>.Continuation
 
     /// A manager over `backend`; it starts consuming the backend's events at once.
@@ -74,10 +88,22 @@ public final class CentralManager: Sendable {
         self.backend = backend
         self.clock = clock
         self.options = options
-        self.state = Mutex(
-            State(
-                machine: ManagerStateMachine(preferredAdapter: options.adapter),
-                mirror: ObjectTreeMirror(limits: options.mirrorLimits)))
+        var initial = State(
+            machine: ManagerStateMachine(preferredAdapter: options.adapter),
+            mirror: ObjectTreeMirror(limits: options.mirrorLimits))
+        let loaded: RestorationLoad
+        do {
+            loaded = try options.restoration?.load() ?? .empty
+        } catch {
+            loaded = .corrupt(reason: error.description, preservedAt: options.restoration?.path ?? "")
+        }
+        if case .restored(let saved) = loaded {
+            initial.desiredConnections = Set(saved.desiredConnections)
+            for reference in saved.subscriptions { _ = initial.subscriptions.subscribe(reference) }
+            initial.known = Dictionary(saved.knownPeripherals.map { ($0.identifier, $0) }, uniquingKeysWith: { $1 })
+        }
+        self.restoredState = loaded
+        self.state = Mutex(initial)
         let (commands, commandSink) = AsyncStream<(adapter: String, action: DiscoverySession.Action)>.makeStream()
         self.discoveryCommands = commandSink
         let events = backend.events
@@ -179,6 +205,7 @@ public final class CentralManager: Sendable {
             state.peripheralStates[id] = .connecting
             return path
         }
+        try persist()
         do throws(BLEError) {
             try await backend.connect(device: path)
         } catch {
@@ -198,6 +225,7 @@ public final class CentralManager: Sendable {
             if state.peripheralStates[id] == .connected { state.peripheralStates[id] = .disconnecting }
             return path
         }
+        try persist()
         guard let path else { return }
         try await backend.disconnect(device: path)
     }

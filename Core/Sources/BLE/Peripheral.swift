@@ -176,7 +176,9 @@ public final class Peripheral: Sendable {
         let backend = central.backend
         let attribute = characteristic.objectPath
         if enabled {
-            guard central.state.withLock({ $0.subscriptions.subscribe(reference) }) else { return }
+            let startNow = central.state.withLock { $0.subscriptions.subscribe(reference) }
+            try central.persist()
+            guard startNow else { return }
             let generation = central.state.withLock { state -> UInt64? in
                 if case .starting(let generation) = state.subscriptions.status(of: reference) { return generation }
                 return nil
@@ -188,10 +190,13 @@ public final class Peripheral: Sendable {
                 if let generation { central.state.withLock { $0.subscriptions.started(reference, generation: generation) } }
             } catch {
                 _ = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
+                try? central.persist()
                 throw error
             }
         } else {
-            guard central.state.withLock({ $0.subscriptions.unsubscribe(reference) }) else { return }
+            let wasStarted = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
+            try central.persist()
+            guard wasStarted else { return }
             try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
                 try await backend.stopNotify(characteristic: attribute)
             }

@@ -14,15 +14,19 @@ public final class PeripheralManager: Sendable {
         public var requestTimeout: Duration
         /// The ATT error an unanswered request gets.
         public var unansweredRequestError: ATTError
+        /// Where to persist the services and the advertisement; nil for no
+        /// state restoration.
+        public var restoration: RestorationStore?
 
         /// Options; by default a 10 s deadline answered with Unlikely Error (0x0E).
         public init(
             adapter: String? = nil, requestTimeout: Duration = .seconds(10),
-            unansweredRequestError: ATTError = .unlikelyError
+            unansweredRequestError: ATTError = .unlikelyError, restoration: RestorationStore? = nil
         ) {
             self.adapter = adapter
             self.requestTimeout = requestTimeout
             self.unansweredRequestError = unansweredRequestError
+            self.restoration = restoration
         }
     }
 
@@ -42,13 +46,31 @@ public final class PeripheralManager: Sendable {
     private let subscriptionBroadcast = Broadcast<SubscriptionEvent>()
     private let readyBroadcast = Broadcast<Void>()
     private let pump = Mutex<Task<Void, Never>?>(nil)
+    private let persistence = Mutex<Void>(())
+
+    /// What state restoration found at start (Core Bluetooth's
+    /// will-restore-state). Restored services and advertising are registered
+    /// with BlueZ as soon as the state is poweredOn.
+    public let restoredState: RestorationLoad
 
     /// A manager over `backend`; it starts consuming the backend's events at once.
     public init(backend: any PeripheralBackend, options: Options = Options(), clock: any BLEClock = SystemBLEClock()) {
         self.backend = backend
         self.clock = clock
         self.options = options
-        self.state = Mutex(State(machine: ManagerStateMachine(preferredAdapter: options.adapter)))
+        var initial = State(machine: ManagerStateMachine(preferredAdapter: options.adapter))
+        let loaded: RestorationLoad
+        do {
+            loaded = try options.restoration?.load() ?? .empty
+        } catch {
+            loaded = .corrupt(reason: error.description, preservedAt: options.restoration?.path ?? "")
+        }
+        if case .restored(let saved) = loaded {
+            initial.services = saved.services
+            initial.advertisement = saved.advertising.map { ($0, false) }
+        }
+        self.restoredState = loaded
+        self.state = Mutex(initial)
         let events = backend.events
         let task = Task { [weak self] in
             for await event in events {
@@ -122,6 +144,7 @@ public final class PeripheralManager: Sendable {
             state.withLock { $0.advertisement = nil }
             throw error
         }
+        try persist()
     }
 
     /// Stops advertising (unregisters the advertisement).
@@ -131,6 +154,7 @@ public final class PeripheralManager: Sendable {
             state.advertisement = nil
             return state.machine.adapterPath
         }
+        try persist()
         guard let adapter else { return }
         try await backend.unregisterAdvertisement(adapter: adapter)
     }
@@ -168,6 +192,21 @@ public final class PeripheralManager: Sendable {
             return (adapter, state.services)
         }
         try await backend.setApplication(adapter: adapter, services: services)
+        try persist()
+    }
+
+    /// Writes services and advertisement to the restoration store, if any,
+    /// before the change is reported done.
+    private func persist() throws(BLEError) {
+        guard let store = options.restoration else { return }
+        do {
+            try persistence.withLock { _ throws(RestorationStoreError) in
+                let (services, advertisement) = state.withLock { ($0.services, $0.advertisement?.data) }
+                try store.save(RestorationState(services: services, advertising: advertisement))
+            }
+        } catch {
+            throw BLEError(.failed, message: "saving state: \(error)")
+        }
     }
 
     private func handle(_ event: PeripheralBackendEvent) {
