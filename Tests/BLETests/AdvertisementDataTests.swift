@@ -7,7 +7,9 @@ import Testing
         let properties: PropertyMap = [
             "Address": .string("AA:BB:CC:DD:EE:FF"),
             "Name": .string("Sensor"),
-            "UUIDs": .array([.string("0000180d-0000-1000-8000-00805f9b34fb"), .string("0000180f-0000-1000-8000-00805f9b34fb")]),
+            "UUIDs": .array([
+                .string("0000180d-0000-1000-8000-00805f9b34fb"), .string("0000180f-0000-1000-8000-00805f9b34fb"),
+            ]),
             "ManufacturerData": .dictionary([.uint(0x0059): .bytes([1, 2]), .uint(0x004C): .array([.uint(9)])]),
             "ServiceData": .dictionary([.string("0000fcd2-0000-1000-8000-00805f9b34fb"): .bytes([0x40, 0x01])]),
             "TxPower": .int(-8),
@@ -25,7 +27,9 @@ import Testing
     }
 
     @Test func aliasIsTheNameUnlessBlueZMadeItUpFromTheAddress() {
-        let madeUp = AdvertisementData(device1: ["Address": .string("AA:BB:CC:DD:EE:FF"), "Alias": .string("AA-BB-CC-DD-EE-FF")])
+        let madeUp = AdvertisementData(device1: [
+            "Address": .string("AA:BB:CC:DD:EE:FF"), "Alias": .string("AA-BB-CC-DD-EE-FF"),
+        ])
         #expect(madeUp.localName == nil)
         let real = AdvertisementData(device1: ["Address": .string("AA:BB:CC:DD:EE:FF"), "Alias": .string("Kitchen")])
         #expect(real.localName == "Kitchen")

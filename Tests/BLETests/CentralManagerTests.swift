@@ -17,7 +17,8 @@ import Testing
         return (manager, backend, clock)
     }
 
-    func waitFor(_ wanted: FakeCentralBackend.Call, in calls: inout AsyncStream<FakeCentralBackend.Call>.Iterator) async {
+    func waitFor(_ wanted: FakeCentralBackend.Call, in calls: inout AsyncStream<FakeCentralBackend.Call>.Iterator) async
+    {
         while let call = await calls.next() {
             if call == wanted { return }
         }
@@ -62,7 +63,9 @@ import Testing
         #expect(first?.name == "HR Sensor")
         #expect(first?.rssi == -45)
         let second = await onlyHeartRate.next()
-        #expect(second?.rssi == -44 && second?.advertisement.manufacturerData[0x59] == [7], "an RSSI-only change is coalesced")
+        #expect(
+            second?.rssi == -44 && second?.advertisement.manufacturerData[0x59] == [7],
+            "an RSSI-only change is coalesced")
         #expect(await everything.next()?.rssi == -45)
         #expect(await everything.next()?.rssi == -44)
         #expect(await everything.next()?.advertisement.manufacturerData[0x59] == [7])
@@ -143,7 +146,8 @@ import Testing
                 .delta(
                     .propertiesChanged(
                         path: FakeTree.measurement, interface: BlueZInterface.gattCharacteristic,
-                        changed: ["Notifying": .bool(true), "Value": .bytes([0, value])], invalidated: []), serial: nil))
+                        changed: ["Notifying": .bool(true), "Value": .bytes([0, value])], invalidated: []), serial: nil)
+            )
         }
         #expect(await values.next() == [0, 1])
         #expect(await values.next() == [0, 2])

@@ -21,7 +21,8 @@ import Testing
     @Test func filtersMergeToTheLoosest() {
         let merged = DiscoveryFilter(merging: [
             ScanFilter(services: [heartRate], options: ScanOptions(rssiThreshold: -60, namePattern: "HR")),
-            ScanFilter(services: nil, options: ScanOptions(allowDuplicates: true, rssiThreshold: -80, namePattern: "HR")),
+            ScanFilter(
+                services: nil, options: ScanOptions(allowDuplicates: true, rssiThreshold: -80, namePattern: "HR")),
         ])
         #expect(merged.uuids.isEmpty, "one scanner wants every service")
         #expect(merged.rssi == -80)
@@ -59,7 +60,8 @@ import Testing
         #expect(!filter.matches(address: "AA:BB", rssi: -60, advertisement: AdvertisementData(localName: "Polar")))
         #expect(
             !filter.matches(
-                address: "AA:BB", rssi: -60, advertisement: AdvertisementData(localName: "Garmin", serviceUUIDs: [heartRate])))
+                address: "AA:BB", rssi: -60,
+                advertisement: AdvertisementData(localName: "Garmin", serviceUUIDs: [heartRate])))
         #expect(
             ScanFilter(options: ScanOptions(namePattern: "aa:bb")).matches(
                 address: "AA:BB:CC:DD:EE:FF", rssi: nil, advertisement: AdvertisementData()))

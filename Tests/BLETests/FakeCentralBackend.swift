@@ -22,7 +22,9 @@ final class FakeCentralBackend: CentralBackend {
     private let sink: AsyncStream<CentralBackendEvent>.Continuation
     let calls: AsyncStream<Call>
     private let callSink: AsyncStream<Call>.Continuation
-    private let state = Mutex<(log: [Call], parked: [Int: CheckedContinuation<Result<[UInt8], BLEError>, Never>], next: Int)>(
+    private let state = Mutex<
+        (log: [Call], parked: [Int: CheckedContinuation<Result<[UInt8], BLEError>, Never>], next: Int)
+    >(
         ([], [:], 0))
     /// How reads and writes end: nil parks the call until ``finish(_:with:)``.
     let answers = Mutex<[Result<[UInt8], BLEError>]>([])
@@ -122,6 +124,8 @@ enum FakeTree {
     }
 
     static func deviceChanged(_ changed: PropertyMap) -> CentralBackendEvent {
-        .delta(.propertiesChanged(path: device, interface: BlueZInterface.device, changed: changed, invalidated: []), serial: nil)
+        .delta(
+            .propertiesChanged(path: device, interface: BlueZInterface.device, changed: changed, invalidated: []),
+            serial: nil)
     }
 }

@@ -37,12 +37,15 @@ final class FakePeripheralBackend: PeripheralBackend {
     func setApplication(adapter: String, services: [GATTService]) async throws(BLEError) {
         record(.setApplication(services))
     }
-    func registerAdvertisement(adapter: String, _ advertisement: AdvertisingData, extended: Bool) async throws(BLEError) {
+    func registerAdvertisement(adapter: String, _ advertisement: AdvertisingData, extended: Bool) async throws(BLEError)
+    {
         record(.registerAdvertisement(advertisement, extended: extended))
     }
     func unregisterAdvertisement(adapter: String) async throws(BLEError) { record(.unregisterAdvertisement) }
     func respond(to id: ATTRequestID, with result: Result<[UInt8], ATTError>) { record(.respond(id, result)) }
-    func updateValue(_ value: [UInt8], for characteristic: LocalCharacteristic, centrals: [PeripheralIdentifier]?) -> Bool {
+    func updateValue(
+        _ value: [UInt8], for characteristic: LocalCharacteristic, centrals: [PeripheralIdentifier]?
+    ) -> Bool {
         record(.update(value, characteristic))
         return queueHasRoom.withLock { $0 }
     }

@@ -42,7 +42,8 @@ import Testing
 
     @Test func anInterfacesAddedAlreadyInTheSnapshotIsNotReportedTwice() {
         var mirror = ObjectTreeMirror()
-        _ = mirror.receive(.interfacesAdded(path: device, interfaces: [BlueZInterface.device: deviceProperties(rssi: -40)]), now: t0)
+        _ = mirror.receive(
+            .interfacesAdded(path: device, interfaces: [BlueZInterface.device: deviceProperties(rssi: -40)]), now: t0)
         let changes = mirror.applySnapshot(snapshot, now: t0)
         #expect(changes.filter { $0 == .added(path: device, interface: BlueZInterface.device) }.count == 1)
         #expect(changes.count == 2)
@@ -118,7 +119,8 @@ import Testing
         _ = mirror.applySnapshot([:], now: t0)
         let other = "/org/bluez/hci0/dev_01"
         _ = mirror.receive(.interfacesAdded(path: device, interfaces: [BlueZInterface.device: [:]]), now: t0)
-        _ = mirror.receive(.interfacesAdded(path: other, interfaces: [BlueZInterface.device: [:]]), now: t0 + .seconds(1))
+        _ = mirror.receive(
+            .interfacesAdded(path: other, interfaces: [BlueZInterface.device: [:]]), now: t0 + .seconds(1))
         #expect(mirror.prune(now: t0 + .seconds(2)) == [.removed(path: device, interface: BlueZInterface.device)])
     }
 
@@ -135,7 +137,11 @@ import Testing
         var tree = snapshot
         let service = device + "/service000a"
         let characteristic = service + "/char000b"
-        tree[service] = [BlueZInterface.gattService: ["UUID": .string("0000180d-0000-1000-8000-00805f9b34fb"), "Device": .objectPath(device)]]
+        tree[service] = [
+            BlueZInterface.gattService: [
+                "UUID": .string("0000180d-0000-1000-8000-00805f9b34fb"), "Device": .objectPath(device),
+            ]
+        ]
         tree[characteristic] = [
             BlueZInterface.gattCharacteristic: [
                 "UUID": .string("00002a37-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(service),

@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct OperationQueueTests {
     let policy = OperationQueue.Policy(
-        timeout: .seconds(10), maximumAttempts: 3, initialBackoff: .milliseconds(100), maximumBackoff: .milliseconds(150))
+        timeout: .seconds(10), maximumAttempts: 3, initialBackoff: .milliseconds(100),
+        maximumBackoff: .milliseconds(150))
     let t0 = BLEInstant.zero
 
     @Test func operationsOnOneAttributeRunOneAtATimeInFIFOOrder() {

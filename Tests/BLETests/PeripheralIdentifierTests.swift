@@ -19,7 +19,8 @@ import Testing
     }
 
     @Test func addressTypeAndAdapterTellDevicesApart() {
-        let base = PeripheralIdentifier(adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
+        let base = PeripheralIdentifier(
+            adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
         let otherType = PeripheralIdentifier(
             adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .public)
         let otherAdapter = PeripheralIdentifier(

@@ -19,7 +19,9 @@ import Testing
         return (manager, backend, clock)
     }
 
-    func waitFor(_ wanted: FakePeripheralBackend.Call, in calls: inout AsyncStream<FakePeripheralBackend.Call>.Iterator)
+    func waitFor(
+        _ wanted: FakePeripheralBackend.Call, in calls: inout AsyncStream<FakePeripheralBackend.Call>.Iterator
+    )
         async
     {
         while let call = await calls.next() {
@@ -81,7 +83,9 @@ import Testing
         var requests = manager.requests().makeAsyncIterator()
         var calls = backend.calls.makeAsyncIterator()
         backend.send(
-            .request(ATTRequestInfo(id: ATTRequestID(7), central: central, characteristic: level, value: [1], write: .withResponse)))
+            .request(
+                ATTRequestInfo(
+                    id: ATTRequestID(7), central: central, characteristic: level, value: [1], write: .withResponse)))
         let request = try #require(await requests.next())
         clock.advance(by: .seconds(4))
         #expect(!request.isAnswered)

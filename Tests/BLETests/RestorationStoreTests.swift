@@ -8,7 +8,8 @@ import Testing
 #endif
 
 @Suite struct RestorationStoreTests {
-    let peripheral = PeripheralIdentifier(adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
+    let peripheral = PeripheralIdentifier(
+        adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
 
     func files(in directory: String) -> [String] {
         guard let dir = opendir(directory) else { return [] }
@@ -43,11 +44,14 @@ import Testing
     var sampleState: RestorationState {
         RestorationState(
             knownPeripherals: [
-                .init(identifier: peripheral, adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random, name: "HR")
+                .init(
+                    identifier: peripheral, adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF",
+                    addressType: .random, name: "HR")
             ],
             desiredConnections: [peripheral],
             subscriptions: [
-                CharacteristicReference(peripheral: peripheral, service: .heartRate, characteristic: .heartRateMeasurement)
+                CharacteristicReference(
+                    peripheral: peripheral, service: .heartRate, characteristic: .heartRateMeasurement)
             ],
             services: [
                 GATTService(
@@ -55,7 +59,9 @@ import Testing
                     characteristics: [
                         GATTCharacteristic(
                             uuid: .batteryLevel, properties: [.read, .notify], value: [99],
-                            descriptors: [GATTDescriptor(uuid: .characteristicUserDescription, value: Array("Level".utf8))])
+                            descriptors: [
+                                GATTDescriptor(uuid: .characteristicUserDescription, value: Array("Level".utf8))
+                            ])
                     ])
             ],
             advertising: AdvertisingData(serviceUUIDs: [.battery], localName: "bat"))

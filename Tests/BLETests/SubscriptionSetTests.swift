@@ -3,7 +3,8 @@ import GATT
 import Testing
 
 @Suite struct SubscriptionSetTests {
-    let peripheral = PeripheralIdentifier(adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
+    let peripheral = PeripheralIdentifier(
+        adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
     var heartRate: CharacteristicReference {
         CharacteristicReference(peripheral: peripheral, service: .heartRate, characteristic: .heartRateMeasurement)
     }

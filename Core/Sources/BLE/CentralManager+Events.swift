@@ -18,7 +18,9 @@ extension CentralManager {
                 stateChange = state.machine.apply(.accessDenied)
             case .snapshot(let snapshot, let serial):
                 changes = state.mirror.applySnapshot(snapshot, serial: serial, now: now)
-                let adapters = state.mirror.adapters.map { ManagerStateMachine.Adapter(path: $0.path, powered: $0.powered) }
+                let adapters = state.mirror.adapters.map {
+                    ManagerStateMachine.Adapter(path: $0.path, powered: $0.powered)
+                }
                 stateChange = state.machine.apply(.treeLoaded(adapters))
             case .delta(let delta, let serial):
                 changes = state.mirror.receive(delta, serial: serial, now: now)
@@ -30,7 +32,8 @@ extension CentralManager {
                 case .added(let path, BlueZInterface.adapter), .changed(let path, BlueZInterface.adapter, _):
                     let powered = state.mirror.objects[path]?[BlueZInterface.adapter]?["Powered"]?.boolValue ?? false
                     if state.mirror.isLoaded {
-                        stateChange = state.machine.apply(.adapterUpdated(.init(path: path, powered: powered))) ?? stateChange
+                        stateChange =
+                            state.machine.apply(.adapterUpdated(.init(path: path, powered: powered))) ?? stateChange
                     }
                 case .removed(let path, BlueZInterface.adapter):
                     stateChange = state.machine.apply(.adapterRemoved(path: path)) ?? stateChange
@@ -85,7 +88,9 @@ extension CentralManager {
                 reportDiscovery(path)
                 deviceLinkChanged(path)
             case .changed(let path, BlueZInterface.device, let keys):
-                if keys.contains(where: { ["RSSI", "ManufacturerData", "ServiceData", "UUIDs", "Name", "TxPower"].contains($0) }) {
+                if keys.contains(where: {
+                    ["RSSI", "ManufacturerData", "ServiceData", "UUIDs", "Name", "TxPower"].contains($0)
+                }) {
                     reportDiscovery(path)
                 }
                 if keys.contains("Connected") || keys.contains("ServicesResolved") { deviceLinkChanged(path) }
@@ -111,7 +116,9 @@ extension CentralManager {
                 identifier: id, name: device.advertisement.localName, rssi: device.rssi,
                 advertisement: device.advertisement)
             for (token, var scanner) in state.scanners {
-                guard scanner.filter.matches(address: device.address, rssi: device.rssi, advertisement: device.advertisement)
+                guard
+                    scanner.filter.matches(
+                        address: device.address, rssi: device.rssi, advertisement: device.advertisement)
                 else { continue }
                 if !scanner.filter.options.allowDuplicates && scanner.reported[id] == device.advertisement { continue }
                 scanner.reported[id] = device.advertisement

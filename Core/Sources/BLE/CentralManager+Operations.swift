@@ -19,7 +19,9 @@ extension CentralManager {
             }, deliver: { slot.deliver() }, fail: { slot.fail($0) })
         let actions: [OperationQueue.Action] = try state.withLock { state throws(BLEError) in
             if let refusal = state.machine.state.refusal { throw refusal }
-            guard let device = state.mirror.device(at: devicePath), device.connected else { throw BLEError.notConnected }
+            guard let device = state.mirror.device(at: devicePath), device.connected else {
+                throw BLEError.notConnected
+            }
             var queue = state.queues[devicePath] ?? OperationQueue(policy: options.operationPolicy)
             let (id, actions) = queue.enqueue(attribute: attribute, now: clock.now)
             state.queues[devicePath] = queue

@@ -200,7 +200,9 @@ public final class CentralManager: Sendable {
         let id = peripheral.identifier
         let path: String = try state.withLock { state throws(BLEError) in
             if let refusal = state.machine.state.refusal { throw refusal }
-            guard let path = state.mirror.devicePath(for: id) else { throw BLEError(.notConnected, message: "unknown peripheral") }
+            guard let path = state.mirror.devicePath(for: id) else {
+                throw BLEError(.notConnected, message: "unknown peripheral")
+            }
             state.desiredConnections.insert(id)
             state.peripheralStates[id] = .connecting
             return path

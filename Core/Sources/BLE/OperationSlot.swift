@@ -3,7 +3,12 @@ import Synchronization
 /// One caller waiting for a queued operation: resumed exactly once, with the
 /// result the BlueZ call produced or with the error the queue decided.
 final class OperationSlot<Value: Sendable>: Sendable {
-    private let state = Mutex<(result: Result<Value, BLEError>?, continuation: CheckedContinuation<Result<Value, BLEError>, Never>?, done: Bool)>(
+    private let state = Mutex<
+        (
+            result: Result<Value, BLEError>?, continuation: CheckedContinuation<Result<Value, BLEError>, Never>?,
+            done: Bool
+        )
+    >(
         (nil, nil, false))
 
     init() {}

@@ -37,7 +37,8 @@ public final class Peripheral: Sendable {
         central.state.withLock { state in
             guard let path = state.mirror.devicePath(for: identifier) else { return [] }
             return state.mirror.services(ofDeviceAt: path).map {
-                RemoteService(uuid: $0.uuid, isPrimary: $0.properties["Primary"]?.boolValue ?? true, objectPath: $0.path)
+                RemoteService(
+                    uuid: $0.uuid, isPrimary: $0.properties["Primary"]?.boolValue ?? true, objectPath: $0.path)
             }
         }
     }
@@ -63,7 +64,9 @@ public final class Peripheral: Sendable {
     }
 
     /// The characteristics of `service` among `uuids` (all for nil).
-    public func discoverCharacteristics(_ uuids: [BluetoothUUID]? = nil, for service: RemoteService)
+    public func discoverCharacteristics(
+        _ uuids: [BluetoothUUID]? = nil, for service: RemoteService
+    )
         async throws(BLEError) -> [RemoteCharacteristic]
     {
         try await waitForResolvedServices()
@@ -75,7 +78,9 @@ public final class Peripheral: Sendable {
     }
 
     /// The descriptors of `characteristic`.
-    public func discoverDescriptors(for characteristic: RemoteCharacteristic) async throws(BLEError) -> [RemoteDescriptor] {
+    public func discoverDescriptors(
+        for characteristic: RemoteCharacteristic
+    ) async throws(BLEError) -> [RemoteDescriptor] {
         try await waitForResolvedServices()
         return central.state.withLock { state in
             state.mirror.descriptors(ofCharacteristicAt: characteristic.objectPath).map {
@@ -103,7 +108,9 @@ public final class Peripheral: Sendable {
 
     /// Writes `value`. Without response, `value` must fit
     /// ``maximumWriteValueLength(for:)``; see ``writeValueInChunks(_:for:)``.
-    public func writeValue(_ value: [UInt8], for characteristic: RemoteCharacteristic, type: WriteType)
+    public func writeValue(
+        _ value: [UInt8], for characteristic: RemoteCharacteristic, type: WriteType
+    )
         async throws(BLEError)
     {
         let required: CharacteristicProperties = type == .withResponse ? .write : .writeWithoutResponse
@@ -154,7 +161,8 @@ public final class Peripheral: Sendable {
     /// Writes `payload` without response in chunks of at most
     /// ``maximumWriteValueLength(for:characteristic:)`` bytes, in order,
     /// waiting for readiness whenever the transmit queue is full.
-    public func writeValueInChunks(_ payload: [UInt8], for characteristic: RemoteCharacteristic) async throws(BLEError) {
+    public func writeValueInChunks(_ payload: [UInt8], for characteristic: RemoteCharacteristic) async throws(BLEError)
+    {
         let mtu = characteristic.mtu ?? .minimum
         for chunk in mtu.writeWithoutResponseChunks(of: payload) {
             if !canSendWriteWithoutResponse {
@@ -187,7 +195,9 @@ public final class Peripheral: Sendable {
                 try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
                     try await backend.startNotify(characteristic: attribute)
                 }
-                if let generation { central.state.withLock { $0.subscriptions.started(reference, generation: generation) } }
+                if let generation {
+                    central.state.withLock { $0.subscriptions.started(reference, generation: generation) }
+                }
             } catch {
                 _ = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
                 try? central.persist()

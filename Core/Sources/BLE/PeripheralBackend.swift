@@ -112,5 +112,7 @@ public protocol PeripheralBackend: Sendable {
     /// Sends `value` as a notification or indication of `characteristic` to
     /// `centrals` (nil: every subscriber). False when the transmit queue is
     /// full; ``PeripheralBackendEvent/readyToUpdate`` follows when it drains.
-    func updateValue(_ value: [UInt8], for characteristic: LocalCharacteristic, centrals: [PeripheralIdentifier]?) -> Bool
+    func updateValue(
+        _ value: [UInt8], for characteristic: LocalCharacteristic, centrals: [PeripheralIdentifier]?
+    ) -> Bool
 }

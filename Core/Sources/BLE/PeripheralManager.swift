@@ -163,7 +163,8 @@ public final class PeripheralManager: Sendable {
     /// to `centrals`). Returns false when the transmit queue is full; wait
     /// for ``readyToUpdate()`` and try again.
     public func updateValue(
-        _ value: [UInt8], for characteristic: LocalCharacteristic, onSubscribedCentrals centrals: [PeripheralIdentifier]? = nil
+        _ value: [UInt8], for characteristic: LocalCharacteristic,
+        onSubscribedCentrals centrals: [PeripheralIdentifier]? = nil
     ) -> Bool {
         backend.updateValue(value, for: characteristic, centrals: centrals)
     }

@@ -120,11 +120,13 @@ extension RestorationState {
             }
             knownPeripherals.append(
                 KnownPeripheral(
-                    identifier: try item.member("identifier").identifier(), adapter: try item.member("adapter").string(),
+                    identifier: try item.member("identifier").identifier(),
+                    adapter: try item.member("adapter").string(),
                     address: try item.member("address").string(), addressType: addressType,
                     name: try item.optionalMember("name")?.string()))
         }
-        desiredConnections = try root.member("desiredConnections").elements().map { item throws(RestorationDecodeError) in
+        desiredConnections = try root.member("desiredConnections").elements().map {
+            item throws(RestorationDecodeError) in
             try item.identifier()
         }
         for item in try root.member("subscriptions").elements() {
@@ -176,8 +178,10 @@ extension RestorationState {
         for entry in try item.member("characteristics").elements() {
             var characteristic = GATTCharacteristic(
                 uuid: try entry.member("uuid").uuid(),
-                properties: CharacteristicProperties(rawValue: UInt8(truncatingIfNeeded: try entry.member("properties").int())),
-                permissions: AttributePermissions(rawValue: UInt16(truncatingIfNeeded: try entry.member("permissions").int())),
+                properties: CharacteristicProperties(
+                    rawValue: UInt8(truncatingIfNeeded: try entry.member("properties").int())),
+                permissions: AttributePermissions(
+                    rawValue: UInt16(truncatingIfNeeded: try entry.member("permissions").int())),
                 value: try entry.optionalMember("value")?.bytes())
             for descriptorEntry in try entry.member("descriptors").elements() {
                 characteristic.descriptors.append(
@@ -236,7 +240,9 @@ private struct Reader {
     }
 
     func uuid() throws(RestorationDecodeError) -> BluetoothUUID {
-        guard let uuid = BluetoothUUID(try string()) else { throw RestorationDecodeError(path: path, reason: "not a UUID") }
+        guard let uuid = BluetoothUUID(try string()) else {
+            throw RestorationDecodeError(path: path, reason: "not a UUID")
+        }
         return uuid
     }
 

@@ -1,9 +1,10 @@
+import JSON
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
     import Musl
 #endif
-import JSON
 
 /// Why the restoration store could not read or write.
 public struct RestorationStoreError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -57,8 +58,9 @@ public struct RestorationStore: Sendable {
     /// Returns nil when the identifier is empty or has other characters.
     public init?(directory: String, restoreIdentifier: String) {
         let allowed = restoreIdentifier.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_.".unicodeScalars
-                .contains($0)
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                || "-_.".unicodeScalars
+                    .contains($0)
         }
         guard allowed, !restoreIdentifier.isEmpty, !restoreIdentifier.hasPrefix(".") else { return nil }
         self.directory = directory

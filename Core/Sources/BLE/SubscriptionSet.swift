@@ -88,8 +88,9 @@ public struct SubscriptionSet: Sendable {
 
     /// The peripheral's link came up (services resolved): a new generation.
     /// Returns the generation and the subscriptions to start, each once.
-    public mutating func linkUp(_ peripheral: PeripheralIdentifier) -> (generation: UInt64, toStart: [CharacteristicReference])
-    {
+    public mutating func linkUp(
+        _ peripheral: PeripheralIdentifier
+    ) -> (generation: UInt64, toStart: [CharacteristicReference]) {
         if let current = links[peripheral] { return (current, []) }
         let generation = nextGeneration
         nextGeneration += 1
