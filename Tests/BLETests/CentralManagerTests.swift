@@ -179,4 +179,24 @@ import Testing
             try await peripheral.readValue(for: measurement)
         }
     }
+
+    @Test func staleUnconnectedPeripheralsAreDroppedFromTheMirror() async throws {
+        let backend = FakeCentralBackend()
+        let clock = TestClock()
+        let options = CentralManager.Options(mirrorLimits: .init(staleDeviceAge: .seconds(60)))
+        let manager = CentralManager(backend: backend, options: options, clock: clock)
+        var states = manager.stateUpdates().makeAsyncIterator()
+        backend.send(.bluetoothdPresent(true))
+        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        while await states.next() != .poweredOn {}
+        #expect(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).count == 1)
+        clock.advance(by: .seconds(61))
+        backend.send(
+            .delta(
+                .propertiesChanged(
+                    path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(false)],
+                    invalidated: []), serial: nil))
+        #expect(await states.next() == .poweredOff)
+        #expect(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).isEmpty)
+    }
 }

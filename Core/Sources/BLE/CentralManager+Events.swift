@@ -27,6 +27,10 @@ extension CentralManager {
             case .notification, .writeWithoutResponseFlow:
                 break
             }
+            if state.mirror.isLoaded && now >= state.nextPrune {
+                changes += state.mirror.prune(now: now)
+                state.nextPrune = now + options.mirrorLimits.staleDeviceAge / 4
+            }
             for change in changes {
                 switch change {
                 case .added(let path, BlueZInterface.adapter), .changed(let path, BlueZInterface.adapter, _):

@@ -50,6 +50,7 @@ public final class CentralManager: Sendable {
         var peripheralStates: [PeripheralIdentifier: PeripheralState] = [:]
         var cannotSend: Set<String> = []
         var known: [PeripheralIdentifier: RestorationState.KnownPeripheral] = [:]
+        var nextPrune: BLEInstant = .zero
     }
 
     struct Runner: Sendable {

@@ -244,14 +244,19 @@ public final class PeripheralManager: Sendable {
 
     private func deliver(_ info: ATTRequestInfo) {
         let backend = self.backend
-        let request = ATTRequest(info: info) { backend.respond(to: info.id, with: $0) }
+        let timer = Mutex<Task<Void, Never>?>(nil)
+        let request = ATTRequest(info: info) { result in
+            timer.withLock { $0?.cancel() }
+            backend.respond(to: info.id, with: result)
+        }
         let deadline = clock.now + options.requestTimeout
         let clock = self.clock
         let fallback = options.unansweredRequestError
-        Task {
+        let task = Task {
             do { try await clock.sleep(until: deadline) } catch { return }
             request.answer(.failure(fallback))
         }
+        timer.withLock { $0 = task }
         requestBroadcast.yield(request)
     }
 
