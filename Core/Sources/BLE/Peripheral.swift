@@ -51,7 +51,7 @@ public final class Peripheral: Sendable {
     ///   after ``CentralManager/Options/connectTimeout``.
     public func discoverServices(_ uuids: [BluetoothUUID]? = nil) async throws(BLEError) -> [RemoteService] {
         try await waitForResolvedServices()
-        return services.filter { uuids == nil || uuids!.contains($0.uuid) }
+        return services.filter { uuids?.contains($0.uuid) ?? true }
     }
 
     /// The services `service` includes (GattService1.Includes).
@@ -74,7 +74,7 @@ public final class Peripheral: Sendable {
             state.mirror.characteristics(ofServiceAt: service.objectPath).compactMap {
                 state.mirror.remoteCharacteristic(at: $0.path)
             }
-        }.filter { uuids == nil || uuids!.contains($0.uuid) }
+        }.filter { uuids?.contains($0.uuid) ?? true }
     }
 
     /// The descriptors of `characteristic`.
