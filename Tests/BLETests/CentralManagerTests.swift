@@ -30,6 +30,37 @@ import Testing
         return Dictionary(uniqueKeysWithValues: found.map { ($0.uuid, $0) })
     }
 
+    /// The task's value; cancelling the test (its time limit) cancels the task,
+    /// so a missing wake-up fails the test instead of hanging it.
+    func valueCancellingWithTest<Value: Sendable>(_ task: Task<Value, Never>) async -> Value {
+        await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    @Test func aCancelledCallerFailsWithCancelledAndTheNextOperationStarts() async throws {
+        let (manager, backend, _) = await poweredOn()
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        let bodySensor = try #require(try await characteristics(of: peripheral)[.bodySensorLocation])
+        var calls = backend.calls.makeAsyncIterator()
+        let read: @Sendable () async -> Result<[UInt8], BLEError> = {
+            do throws(BLEError) { return .success(try await peripheral.readValue(for: bodySensor)) } catch {
+                return .failure(error)
+            }
+        }
+        let first = Task { await read() }
+        await waitFor(.read(FakeTree.bodySensor), in: &calls)
+        let second = Task { await read() }
+        first.cancel()
+        #expect(await valueCancellingWithTest(first) == .failure(.cancelled))
+        await waitFor(.read(FakeTree.bodySensor), in: &calls)
+        backend.finish(1, with: .success([3]))
+        #expect(await valueCancellingWithTest(second) == .success([3]))
+        backend.finish(0, with: .success([9]))
+    }
+
     @Test func stateFollowsBluetoothdAndTheAdapterAndGatesOperations() async throws {
         let backend = FakeCentralBackend()
         let manager = CentralManager(backend: backend, clock: TestClock())
@@ -121,8 +152,8 @@ import Testing
         let second = Task { await read() }
         await waitFor(.read(FakeTree.bodySensor), in: &calls)
         backend.send(FakeTree.deviceChanged(["Connected": .bool(false), "ServicesResolved": .bool(false)]))
-        #expect(await first.value == .failure(.notConnected))
-        #expect(await second.value == .failure(.notConnected))
+        #expect(await valueCancellingWithTest(first) == .failure(.notConnected))
+        #expect(await valueCancellingWithTest(second) == .failure(.notConnected))
         #expect(backend.log.filter { $0 == .read(FakeTree.bodySensor) }.count == 1, "the second never reached BlueZ")
         backend.finish(0, with: .success([9]))
         #expect(peripheral.state == .disconnected)

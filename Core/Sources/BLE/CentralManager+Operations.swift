@@ -17,7 +17,7 @@ extension CentralManager {
                 }
                 return .finished
             }, deliver: { slot.deliver() }, fail: { slot.fail($0) })
-        let actions: [OperationQueue.Action] = try state.withLock { state throws(BLEError) in
+        let (id, actions): (OperationQueue.ID, [OperationQueue.Action]) = try state.withLock { state throws(BLEError) in
             if let refusal = state.machine.state.refusal { throw refusal }
             guard let device = state.mirror.device(at: devicePath), device.connected else {
                 throw BLEError.notConnected
@@ -26,10 +26,26 @@ extension CentralManager {
             let (id, actions) = queue.enqueue(attribute: attribute, now: clock.now)
             state.queues[devicePath] = queue
             state.runners[id] = runner
+            return (id, actions)
+        }
+        run(actions, devicePath: devicePath)
+        return try await withTaskCancellationHandler {
+            await slot.wait()
+        } onCancel: {
+            cancelOperation(id, devicePath: devicePath)
+        }.get()
+    }
+
+    /// The caller's task was cancelled: the operation fails with
+    /// ``BLEError/cancelled`` and the next one on its attribute starts.
+    private func cancelOperation(_ id: OperationQueue.ID, devicePath: String) {
+        let actions = state.withLock { state -> [OperationQueue.Action] in
+            guard var queue = state.queues[devicePath] else { return [] }
+            let actions = queue.cancel(id)
+            state.queues[devicePath] = queue
             return actions
         }
         run(actions, devicePath: devicePath)
-        return try await slot.wait().get()
     }
 
     /// Performs queue actions for `devicePath` (or, without one, only the
