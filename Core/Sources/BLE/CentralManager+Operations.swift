@@ -39,12 +39,17 @@ extension CentralManager {
     /// The caller's task was cancelled: the operation fails with
     /// ``BLEError/cancelled`` and the next one on its attribute starts.
     private func cancelOperation(_ id: OperationQueue.ID, devicePath: String) {
-        let actions = state.withLock { state -> [OperationQueue.Action] in
-            guard var queue = state.queues[devicePath] else { return [] }
-            let actions = queue.cancel(id)
-            state.queues[devicePath] = queue
-            return actions
+        let (actions, orphan) = state.withLock { state -> ([OperationQueue.Action], Runner?) in
+            var actions: [OperationQueue.Action] = []
+            if var queue = state.queues[devicePath] {
+                actions = queue.cancel(id)
+                state.queues[devicePath] = queue
+            }
+            // A runner the queue no longer knows must still never wait forever.
+            let orphan = actions.contains(.fail(id, .cancelled)) ? nil : state.runners.removeValue(forKey: id)
+            return (actions, orphan)
         }
+        orphan?.fail(.cancelled)
         run(actions, devicePath: devicePath)
     }
 
