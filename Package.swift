@@ -52,6 +52,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
         .testTarget(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],

@@ -10,7 +10,7 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 let package = Package(
     name: "BLECore",
     products: [
-        .library(name: "BLECore", type: .dynamic, targets: ["JSON", "DBus", "GATT", "RoleKit"])
+        .library(name: "BLECore", type: .dynamic, targets: ["JSON", "DBus", "GATT", "BLE", "RoleKit"])
     ],
     targets: [
         .systemLibrary(
@@ -22,6 +22,8 @@ let package = Package(
         .target(name: "JSON", dependencies: ["CJSONC"], swiftSettings: strict),
         .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
         .target(name: "GATT", swiftSettings: strict),
+        // The BLE API plugins program against: CentralManager, Peripheral, PeripheralManager.
+        .target(name: "BLE", dependencies: ["GATT", "JSON"], swiftSettings: strict),
         // What a role plugin sees: RolePlugin, RoleContext, PluginDescriptor, the ABI version.
         .target(name: "RoleKit", dependencies: ["JSON", "GATT"], swiftSettings: strict),
     ]

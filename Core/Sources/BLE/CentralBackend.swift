@@ -1,0 +1,68 @@
+import GATT
+
+/// How a value is written to a remote characteristic.
+public enum WriteType: Hashable, Sendable {
+    /// Write request; the peer confirms (long values through BlueZ's
+    /// prepared writes). GattCharacteristic1.WriteValue with `type: "request"`.
+    case withResponse
+    /// Write command, no confirmation; at most
+    /// ``Peripheral/maximumWriteValueLength(for:)`` bytes. `type: "command"`
+    /// (or the AcquireWrite socket).
+    case withoutResponse
+}
+
+/// What a central backend reports, in bus order.
+public enum CentralBackendEvent: Hashable, Sendable {
+    /// `org.bluez` got an owner (true) or lost it (false): NameOwnerChanged.
+    case bluetoothdPresent(Bool)
+    /// The bus refused a call with AccessDenied.
+    case accessDenied
+    /// A GetManagedObjects reply, with its D-Bus serial when known.
+    case snapshot(ObjectTreeSnapshot, serial: UInt32?)
+    /// A signal about the tree, with its D-Bus serial when known.
+    case delta(ObjectTreeDelta, serial: UInt32?)
+    /// A notification or indication value read from an AcquireNotify socket
+    /// (values that come as PropertiesChanged on `Value` arrive as ``delta(_:serial:)``).
+    case notification(characteristicPath: String, value: [UInt8])
+    /// Writes without response on the device at `devicePath` can (true) or
+    /// cannot (false, the AcquireWrite socket is full) be sent.
+    case writeWithoutResponseFlow(devicePath: String, canSend: Bool)
+}
+
+/// What the BlueZ backend (next session, over D-Bus) implements for
+/// ``CentralManager``. Every call maps one BlueZ method; failures are
+/// ``BLEError``s built with ``BLEError/init(bluez:)`` so the BlueZ error name
+/// is kept, and `org.bluez.Error.InProgress` must come back as code
+/// ``BLEError/Code/inProgress`` (the operation queue retries it).
+///
+/// The backend subscribes to InterfacesAdded/InterfacesRemoved/
+/// PropertiesChanged and NameOwnerChanged *before* calling GetManagedObjects,
+/// and yields everything on ``events`` in the order it was received.
+public protocol CentralBackend: Sendable {
+    /// The event stream; consumed by one manager.
+    var events: AsyncStream<CentralBackendEvent> { get }
+    /// Calls GetManagedObjects again; the reply comes as ``CentralBackendEvent/snapshot(_:serial:)``.
+    func requestSnapshot() async throws(BLEError)
+    /// Properties.GetAll on `interface` at `path`; the result comes as an
+    /// InterfacesAdded delta (for objects the mirror pruned).
+    func refresh(path: String, interface: String) async throws(BLEError)
+    /// Adapter1.SetDiscoveryFilter.
+    func setDiscoveryFilter(adapter: String, _ filter: DiscoveryFilter) async throws(BLEError)
+    /// Adapter1.StartDiscovery.
+    func startDiscovery(adapter: String) async throws(BLEError)
+    /// Adapter1.StopDiscovery.
+    func stopDiscovery(adapter: String) async throws(BLEError)
+    /// Device1.Connect.
+    func connect(device: String) async throws(BLEError)
+    /// Device1.Disconnect.
+    func disconnect(device: String) async throws(BLEError)
+    /// GattCharacteristic1.ReadValue / GattDescriptor1.ReadValue with `offset`.
+    func readValue(attribute: String, offset: Int) async throws(BLEError) -> [UInt8]
+    /// GattCharacteristic1.WriteValue / GattDescriptor1.WriteValue (or the
+    /// AcquireWrite socket for `.withoutResponse`, falling back to WriteValue).
+    func writeValue(attribute: String, value: [UInt8], type: WriteType) async throws(BLEError)
+    /// AcquireNotify, falling back to StartNotify.
+    func startNotify(characteristic: String) async throws(BLEError)
+    /// Closes the AcquireNotify socket or calls StopNotify.
+    func stopNotify(characteristic: String) async throws(BLEError)
+}

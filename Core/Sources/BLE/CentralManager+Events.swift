@@ -1,0 +1,184 @@
+import GATT
+
+extension CentralManager {
+    /// Applies one backend event to the state and acts on what changed.
+    func handle(_ event: CentralBackendEvent) {
+        let now = clock.now
+        var stateChange: ManagerState?
+        var changes: [ObjectTreeChange] = []
+        var failed: [OperationQueue.Action] = []
+        var toReconnect: [String] = []
+        state.withLock { state in
+            let before = state.machine.state
+            switch event {
+            case .bluetoothdPresent(let present):
+                stateChange = state.machine.apply(.bluetoothdPresent(present))
+                changes = state.mirror.reset()
+            case .accessDenied:
+                stateChange = state.machine.apply(.accessDenied)
+            case .snapshot(let snapshot, let serial):
+                changes = state.mirror.applySnapshot(snapshot, serial: serial, now: now)
+                let adapters = state.mirror.adapters.map {
+                    ManagerStateMachine.Adapter(path: $0.path, powered: $0.powered)
+                }
+                stateChange = state.machine.apply(.treeLoaded(adapters))
+            case .delta(let delta, let serial):
+                changes = state.mirror.receive(delta, serial: serial, now: now)
+            case .notification, .writeWithoutResponseFlow:
+                break
+            }
+            if state.mirror.isLoaded && now >= state.nextPrune {
+                changes += state.mirror.prune(now: now)
+                state.nextPrune = now + options.mirrorLimits.staleDeviceAge / 4
+            }
+            for change in changes {
+                switch change {
+                case .added(let path, BlueZInterface.adapter), .changed(let path, BlueZInterface.adapter, _):
+                    let powered = state.mirror.objects[path]?[BlueZInterface.adapter]?["Powered"]?.boolValue ?? false
+                    if state.mirror.isLoaded {
+                        stateChange =
+                            state.machine.apply(.adapterUpdated(.init(path: path, powered: powered))) ?? stateChange
+                    }
+                case .removed(let path, BlueZInterface.adapter):
+                    stateChange = state.machine.apply(.adapterRemoved(path: path)) ?? stateChange
+                default: break
+                }
+            }
+            if before == .poweredOn && state.machine.state != .poweredOn {
+                for (path, var queue) in state.queues {
+                    failed += queue.linkDropped()
+                    state.queues[path] = queue
+                }
+                for id in state.peripheralStates.keys {
+                    state.subscriptions.linkDown(id)
+                    state.peripheralStates[id] = .disconnected
+                }
+            }
+            if before != .poweredOn && state.machine.state == .poweredOn {
+                perform(state.discovery.resume(), adapter: state.machine.adapterPath)
+                toReconnect = state.desiredConnections.sorted().compactMap { state.mirror.devicePath(for: $0) }
+            }
+        }
+        if let stateChange { stateBroadcast.yield(stateChange) }
+        if case .bluetoothdPresent(true) = event {
+            let backend = self.backend
+            Task { try? await backend.requestSnapshot() }
+        }
+        run(failed)
+        for path in toReconnect {
+            let backend = self.backend
+            Task { try? await backend.connect(device: path) }
+        }
+        switch event {
+        case .notification(let path, let value):
+            if let reference = state.withLock({ $0.mirror.remoteCharacteristic(at: path)?.reference }) {
+                notificationBroadcast.yield((reference, value))
+            }
+        case .writeWithoutResponseFlow(let devicePath, let canSend):
+            state.withLock { state in
+                if canSend { state.cannotSend.remove(devicePath) } else { state.cannotSend.insert(devicePath) }
+            }
+            if canSend { flowBroadcast.yield(devicePath) }
+        default: break
+        }
+        react(to: changes)
+        if !changes.isEmpty { treeBroadcast.yield(()) }
+    }
+
+    private func react(to changes: [ObjectTreeChange]) {
+        for change in changes {
+            switch change {
+            case .added(let path, BlueZInterface.device):
+                reportDiscovery(path)
+                deviceLinkChanged(path)
+            case .changed(let path, BlueZInterface.device, let keys):
+                if keys.contains(where: {
+                    ["RSSI", "ManufacturerData", "ServiceData", "UUIDs", "Name", "TxPower"].contains($0)
+                }) {
+                    reportDiscovery(path)
+                }
+                if keys.contains("Connected") || keys.contains("ServicesResolved") { deviceLinkChanged(path) }
+            case .changed(let path, BlueZInterface.gattCharacteristic, let keys) where keys.contains("Value"):
+                let characteristic = state.withLock { $0.mirror.remoteCharacteristic(at: path) }
+                if let characteristic, characteristic.isNotifying, let value = characteristic.value {
+                    notificationBroadcast.yield((characteristic.reference, value))
+                }
+            case .needsRefresh(let path, let interface):
+                let backend = self.backend
+                Task { try? await backend.refresh(path: path, interface: interface) }
+            default: break
+            }
+        }
+    }
+
+    private func reportDiscovery(_ path: String) {
+        state.withLock { state in
+            guard let device = state.mirror.device(at: path), let id = state.mirror.identifier(ofDeviceAt: path) else {
+                return
+            }
+            let discovery = Discovery(
+                identifier: id, name: device.advertisement.localName, rssi: device.rssi,
+                advertisement: device.advertisement)
+            for (token, var scanner) in state.scanners {
+                guard
+                    scanner.filter.matches(
+                        address: device.address, rssi: device.rssi, advertisement: device.advertisement)
+                else { continue }
+                if !scanner.filter.options.allowDuplicates && scanner.reported[id] == device.advertisement { continue }
+                scanner.reported[id] = device.advertisement
+                scanner.continuation.yield(discovery)
+                state.scanners[token] = scanner
+            }
+        }
+    }
+
+    private func deviceLinkChanged(_ path: String) {
+        var failed: [OperationQueue.Action] = []
+        var event: ConnectionEvent?
+        var resubscribe: [(CharacteristicReference, String, UInt64)] = []
+        state.withLock { state in
+            guard let device = state.mirror.device(at: path), let id = state.mirror.identifier(ofDeviceAt: path) else {
+                return
+            }
+            let previous = state.peripheralStates[id] ?? .disconnected
+            if device.connected {
+                if previous != .connected {
+                    state.peripheralStates[id] = .connected
+                    event = .connected(id)
+                }
+                if device.servicesResolved {
+                    let (generation, references) = state.subscriptions.linkUp(id)
+                    for reference in references {
+                        if let characteristicPath = state.mirror.characteristicPath(for: reference) {
+                            resubscribe.append((reference, characteristicPath, generation))
+                        } else {
+                            _ = state.subscriptions.startFailed(reference, generation: generation)
+                        }
+                    }
+                }
+            } else if previous != .disconnected {
+                state.peripheralStates[id] = .disconnected
+                if var queue = state.queues[path] {
+                    failed = queue.linkDropped()
+                    state.queues[path] = queue
+                }
+                state.subscriptions.linkDown(id)
+                let requested = previous == .disconnecting || !state.desiredConnections.contains(id)
+                event = .disconnected(id, requested ? nil : .notConnected)
+            }
+        }
+        run(failed)
+        if let event { connectionBroadcast.yield(event) }
+        for (reference, characteristicPath, generation) in resubscribe {
+            let backend = self.backend
+            Task { [weak self] in
+                do throws(BLEError) {
+                    try await backend.startNotify(characteristic: characteristicPath)
+                    self?.state.withLock { $0.subscriptions.started(reference, generation: generation) }
+                } catch {
+                    _ = self?.state.withLock { $0.subscriptions.startFailed(reference, generation: generation) }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+extension CentralManager {
+    /// The state to persist now.
+    func restorationSnapshot() -> RestorationState {
+        state.withLock { state in
+            for id in state.desiredConnections where state.known[id] == nil {
+                guard let path = state.mirror.devicePath(for: id), let device = state.mirror.device(at: path),
+                    let adapter = state.mirror.objects[device.adapterPath]?[BlueZInterface.adapter]?["Address"]?
+                        .stringValue
+                else { continue }
+                state.known[id] = RestorationState.KnownPeripheral(
+                    identifier: id, adapter: adapter, address: device.address, addressType: device.addressType,
+                    name: device.advertisement.localName)
+            }
+            return RestorationState(
+                knownPeripherals: state.known.keys.sorted().compactMap { state.known[$0] },
+                desiredConnections: state.desiredConnections.sorted(),
+                subscriptions: state.subscriptions.references)
+        }
+    }
+
+    /// Writes the state to the restoration store, if there is one, before
+    /// the operation that changed it reports success: what was confirmed
+    /// survives SIGKILL. Saves are serialised so the last change wins.
+    func persist() throws(BLEError) {
+        guard let store = options.restoration else { return }
+        do {
+            try persistence.withLock { _ throws(RestorationStoreError) in try store.save(restorationSnapshot()) }
+        } catch {
+            throw BLEError(.failed, message: "saving state: \(error)")
+        }
+    }
+}

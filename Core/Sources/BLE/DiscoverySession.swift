@@ -1,0 +1,83 @@
+/// The one BlueZ discovery session shared by every scanner, reference counted.
+///
+/// BlueZ keeps one discovery per D-Bus client: the first scanner starts it
+/// (SetDiscoveryFilter then StartDiscovery), later scanners only change the
+/// merged filter, and the last one to stop stops it (StopDiscovery). After
+/// bluetoothd restarts or the adapter powers back on, ``resume()`` gives the
+/// calls that bring the running scan back.
+public struct DiscoverySession: Sendable {
+    /// Identifies one scanner.
+    public typealias Token = UInt64
+
+    /// A call to make on Adapter1.
+    public enum Action: Hashable, Sendable {
+        /// SetDiscoveryFilter with this filter.
+        case setFilter(DiscoveryFilter)
+        /// StartDiscovery.
+        case start
+        /// StopDiscovery.
+        case stop
+    }
+
+    private var nextToken: Token = 1
+    private var scanners: [Token: ScanFilter] = [:]
+    private var appliedFilter: DiscoveryFilter?
+
+    /// No scanners.
+    public init() {}
+
+    /// Whether any scanner is active, i.e. discovery should be running.
+    public var isActive: Bool { !scanners.isEmpty }
+
+    /// The active scanners' filters by token.
+    public var filters: [Token: ScanFilter] { scanners }
+
+    /// The filter BlueZ should have now.
+    public var mergedFilter: DiscoveryFilter {
+        DiscoveryFilter(merging: scanners.keys.sorted().compactMap { scanners[$0] })
+    }
+
+    /// Adds a scanner; the first one starts discovery.
+    public mutating func add(_ filter: ScanFilter) -> (Token, [Action]) {
+        let token = nextToken
+        nextToken += 1
+        let wasActive = isActive
+        scanners[token] = filter
+        var actions = refreshFilter()
+        if !wasActive { actions.append(.start) }
+        return (token, actions)
+    }
+
+    /// Changes a scanner's filter.
+    public mutating func update(_ token: Token, to filter: ScanFilter) -> [Action] {
+        guard scanners[token] != nil else { return [] }
+        scanners[token] = filter
+        return refreshFilter()
+    }
+
+    /// Removes a scanner; the last one stops discovery. Unknown or already
+    /// removed tokens do nothing.
+    public mutating func remove(_ token: Token) -> [Action] {
+        guard scanners.removeValue(forKey: token) != nil else { return [] }
+        if scanners.isEmpty {
+            appliedFilter = nil
+            return [.stop]
+        }
+        return refreshFilter()
+    }
+
+    /// bluetoothd or the adapter came back: BlueZ forgot the discovery, so
+    /// set the filter and start again when anyone is scanning.
+    public mutating func resume() -> [Action] {
+        appliedFilter = nil
+        guard isActive else { return [] }
+        return refreshFilter() + [.start]
+    }
+
+    private mutating func refreshFilter() -> [Action] {
+        let merged = mergedFilter
+        guard merged != appliedFilter else { return [] }
+        appliedFilter = merged
+        return [.setFilter(merged)]
+    }
+}

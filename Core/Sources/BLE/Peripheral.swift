@@ -1,0 +1,302 @@
+import GATT
+
+/// A remote peripheral, in the image of `CBPeripheral`. A light handle: its
+/// state lives in the ``CentralManager`` that made it, keyed by
+/// ``identifier``, so two handles for the same identifier are the same peripheral.
+public final class Peripheral: Sendable {
+    /// The stable identifier (see ``PeripheralIdentifier``).
+    public let identifier: PeripheralIdentifier
+    private let central: CentralManager
+
+    init(identifier: PeripheralIdentifier, central: CentralManager) {
+        self.identifier = identifier
+        self.central = central
+    }
+
+    private var devicePath: String? { central.state.withLock { $0.mirror.devicePath(for: identifier) } }
+
+    private func connectedPath() throws(BLEError) -> String {
+        guard let path = devicePath else { throw BLEError.notConnected }
+        return path
+    }
+
+    /// The name (Device1.Name or a real Alias).
+    public var name: String? {
+        central.state.withLock { state in
+            state.mirror.devicePath(for: identifier).flatMap { state.mirror.device(at: $0)?.advertisement.localName }
+        }
+    }
+
+    /// The link state.
+    public var state: PeripheralState {
+        central.state.withLock { $0.peripheralStates[identifier] ?? .disconnected }
+    }
+
+    /// The services BlueZ resolved, empty until then.
+    public var services: [RemoteService] {
+        central.state.withLock { state in
+            guard let path = state.mirror.devicePath(for: identifier) else { return [] }
+            return state.mirror.services(ofDeviceAt: path).map {
+                RemoteService(
+                    uuid: $0.uuid, isPrimary: $0.properties["Primary"]?.boolValue ?? true, objectPath: $0.path)
+            }
+        }
+    }
+
+    /// Waits until BlueZ has resolved the services (Device1.ServicesResolved;
+    /// BlueZ always discovers the whole database) and returns those among
+    /// `uuids` (all for nil).
+    ///
+    /// - Throws: ``BLEError/Code/notConnected``, or ``BLEError/Code/timeout``
+    ///   after ``CentralManager/Options/connectTimeout``.
+    public func discoverServices(_ uuids: [BluetoothUUID]? = nil) async throws(BLEError) -> [RemoteService] {
+        try await waitForResolvedServices()
+        return services.filter { uuids?.contains($0.uuid) ?? true }
+    }
+
+    /// The services `service` includes (GattService1.Includes).
+    public func discoverIncludedServices(for service: RemoteService) async throws(BLEError) -> [RemoteService] {
+        try await waitForResolvedServices()
+        let included = central.state.withLock { state in
+            state.mirror.objects[service.objectPath]?[BlueZInterface.gattService]?["Includes"]?.stringsValue ?? []
+        }
+        return services.filter { included.contains($0.objectPath) }
+    }
+
+    /// The characteristics of `service` among `uuids` (all for nil).
+    public func discoverCharacteristics(
+        _ uuids: [BluetoothUUID]? = nil, for service: RemoteService
+    )
+        async throws(BLEError) -> [RemoteCharacteristic]
+    {
+        try await waitForResolvedServices()
+        return central.state.withLock { state in
+            state.mirror.characteristics(ofServiceAt: service.objectPath).compactMap {
+                state.mirror.remoteCharacteristic(at: $0.path)
+            }
+        }.filter { uuids?.contains($0.uuid) ?? true }
+    }
+
+    /// The descriptors of `characteristic`.
+    public func discoverDescriptors(
+        for characteristic: RemoteCharacteristic
+    ) async throws(BLEError) -> [RemoteDescriptor] {
+        try await waitForResolvedServices()
+        return central.state.withLock { state in
+            state.mirror.descriptors(ofCharacteristicAt: characteristic.objectPath).map {
+                RemoteDescriptor(uuid: $0.uuid, value: $0.properties["Value"]?.bytesValue, objectPath: $0.path)
+            }
+        }
+    }
+
+    /// Reads a fresh value from the device.
+    ///
+    /// - Throws: ``BLEError/Code/operationNotSupported`` when the
+    ///   characteristic has no read property; the peer's ATT error as
+    ///   ``BLEError/Code/notPermitted(_:)``; queue errors.
+    public func readValue(for characteristic: RemoteCharacteristic) async throws(BLEError) -> [UInt8] {
+        guard characteristic.properties.contains(.read) else {
+            throw BLEError(.operationNotSupported, message: "characteristic has no read property")
+        }
+        let path = try connectedPath()
+        let backend = central.backend
+        let attribute = characteristic.objectPath
+        return try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
+            try await backend.readValue(attribute: attribute, offset: 0)
+        }
+    }
+
+    /// Writes `value`. Without response, `value` must fit
+    /// ``maximumWriteValueLength(for:)``; see ``writeValueInChunks(_:for:)``.
+    public func writeValue(
+        _ value: [UInt8], for characteristic: RemoteCharacteristic, type: WriteType
+    )
+        async throws(BLEError)
+    {
+        let required: CharacteristicProperties = type == .withResponse ? .write : .writeWithoutResponse
+        guard characteristic.properties.contains(required) else {
+            throw BLEError(.operationNotSupported, message: "characteristic lacks \(required)")
+        }
+        guard value.count <= maximumWriteValueLength(for: type, characteristic: characteristic) else {
+            throw BLEError(.invalidLength, message: "\(value.count) bytes exceed the maximum write length")
+        }
+        let path = try connectedPath()
+        let backend = central.backend
+        let attribute = characteristic.objectPath
+        try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
+            try await backend.writeValue(attribute: attribute, value: value, type: type)
+        }
+    }
+
+    /// The largest value one write of `type` can carry: 512 with response
+    /// (BlueZ splits long writes), ATT_MTU - 3 without.
+    public func maximumWriteValueLength(for type: WriteType, characteristic: RemoteCharacteristic? = nil) -> Int {
+        switch type {
+        case .withResponse: return ATTMTU.maximumAttributeValueLength
+        case .withoutResponse:
+            let mtu = characteristic?.mtu ?? .minimum
+            return mtu.maximumWritePayload
+        }
+    }
+
+    /// Whether a write without response can be sent now (the AcquireWrite
+    /// socket is not full).
+    public var canSendWriteWithoutResponse: Bool {
+        guard let path = devicePath else { return false }
+        return central.state.withLock { !$0.cannotSend.contains(path) }
+    }
+
+    /// An event each time writes without response can be sent again.
+    public func readyToSendWriteWithoutResponse() -> AsyncStream<Void> {
+        let path = devicePath
+        return AsyncStream { continuation in
+            let task = Task {
+                for await ready in central.flowBroadcast.stream() where ready == path { continuation.yield(()) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Writes `payload` without response in chunks of at most
+    /// ``maximumWriteValueLength(for:characteristic:)`` bytes, in order,
+    /// waiting for readiness whenever the transmit queue is full.
+    public func writeValueInChunks(_ payload: [UInt8], for characteristic: RemoteCharacteristic) async throws(BLEError)
+    {
+        let mtu = characteristic.mtu ?? .minimum
+        for chunk in mtu.writeWithoutResponseChunks(of: payload) {
+            if !canSendWriteWithoutResponse {
+                for await _ in readyToSendWriteWithoutResponse() { break }
+            }
+            try await writeValue(chunk, for: characteristic, type: .withoutResponse)
+        }
+    }
+
+    /// Subscribes to (or unsubscribes from) notifications or indications.
+    /// The subscription is the manager's own state: it is restored exactly
+    /// once after every reconnect until turned off.
+    public func setNotifyValue(_ enabled: Bool, for characteristic: RemoteCharacteristic) async throws(BLEError) {
+        guard characteristic.properties.contains(.notify) || characteristic.properties.contains(.indicate) else {
+            throw BLEError(.operationNotSupported, message: "characteristic cannot notify or indicate")
+        }
+        let reference = characteristic.reference
+        let path = try connectedPath()
+        let backend = central.backend
+        let attribute = characteristic.objectPath
+        if enabled {
+            let startNow = central.state.withLock { $0.subscriptions.subscribe(reference) }
+            try central.persist()
+            guard startNow else { return }
+            let generation = central.state.withLock { state -> UInt64? in
+                if case .starting(let generation) = state.subscriptions.status(of: reference) { return generation }
+                return nil
+            }
+            do throws(BLEError) {
+                try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
+                    try await backend.startNotify(characteristic: attribute)
+                }
+                if let generation {
+                    central.state.withLock { $0.subscriptions.started(reference, generation: generation) }
+                }
+            } catch {
+                _ = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
+                try? central.persist()
+                throw error
+            }
+        } else {
+            let wasStarted = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
+            try central.persist()
+            guard wasStarted else { return }
+            try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
+                try await backend.stopNotify(characteristic: attribute)
+            }
+        }
+    }
+
+    /// Whether the manager holds a subscription to `characteristic`.
+    public func isNotifying(_ characteristic: RemoteCharacteristic) -> Bool {
+        central.state.withLock { $0.subscriptions.status(of: characteristic.reference) != nil }
+    }
+
+    /// Notified and indicated values of `characteristic`, across reconnects.
+    public func notifications(for characteristic: RemoteCharacteristic) -> AsyncStream<[UInt8]> {
+        let reference = characteristic.reference
+        let source = central.notificationBroadcast.stream()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await (from, value) in source where from == reference { continuation.yield(value) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Reads a descriptor's value from the device.
+    public func readValue(for descriptor: RemoteDescriptor) async throws(BLEError) -> [UInt8] {
+        let path = try connectedPath()
+        let backend = central.backend
+        let attribute = descriptor.objectPath
+        return try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
+            try await backend.readValue(attribute: attribute, offset: 0)
+        }
+    }
+
+    /// Writes a descriptor's value (not the CCCD: use ``setNotifyValue(_:for:)``).
+    public func writeValue(_ value: [UInt8], for descriptor: RemoteDescriptor) async throws(BLEError) {
+        guard descriptor.uuid != .clientCharacteristicConfiguration else {
+            throw BLEError(.notPermitted(.writeNotPermitted), message: "use setNotifyValue for the CCCD")
+        }
+        let path = try connectedPath()
+        let backend = central.backend
+        let attribute = descriptor.objectPath
+        try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
+            try await backend.writeValue(attribute: attribute, value: value, type: .withResponse)
+        }
+    }
+
+    /// The RSSI BlueZ last reported (Device1.RSSI). BlueZ exposes no RSSI read
+    /// on a connected LE link, so this is the latest advertising RSSI.
+    ///
+    /// - Throws: ``BLEError/Code/operationNotSupported`` when BlueZ has none.
+    public func readRSSI() async throws(BLEError) -> Int {
+        let rssi = central.state.withLock { state in
+            state.mirror.devicePath(for: identifier).flatMap { state.mirror.device(at: $0)?.rssi }
+        }
+        guard let rssi else { throw BLEError(.operationNotSupported, message: "no RSSI reported") }
+        return rssi
+    }
+
+    private func waitForResolvedServices() async throws(BLEError) {
+        let id = identifier
+        let deadline = central.clock.now + central.options.connectTimeout
+        let changes = central.treeBroadcast.stream(initial: ())
+        let clock = central.clock
+        let central = self.central
+        let resolved: Bool? = await withTaskGroup(of: Bool?.self) { group in
+            group.addTask {
+                for await _ in changes {
+                    let status = central.state.withLock { state -> Bool? in
+                        guard let path = state.mirror.devicePath(for: id), let device = state.mirror.device(at: path),
+                            device.connected
+                        else { return false }
+                        return device.servicesResolved ? true : nil
+                    }
+                    if let status { return status }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await clock.sleep(until: deadline)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        switch resolved {
+        case true: return
+        case false: throw BLEError.notConnected
+        default: throw BLEError.timeout
+        }
+    }
+}

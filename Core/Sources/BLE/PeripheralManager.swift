@@ -1,0 +1,279 @@
+import GATT
+import Synchronization
+
+/// The peripheral role, in the image of `CBPeripheralManager`: publish
+/// services, advertise, answer requests, notify subscribers. Driven by a
+/// ``PeripheralBackend``.
+public final class PeripheralManager: Sendable {
+    /// Settings.
+    public struct Options: Sendable {
+        /// The adapter to use; nil for the first.
+        public var adapter: String?
+        /// How long a plugin has to answer a request before the manager
+        /// answers ``unansweredRequestError`` for it.
+        public var requestTimeout: Duration
+        /// The ATT error an unanswered request gets.
+        public var unansweredRequestError: ATTError
+        /// Where to persist the services and the advertisement; nil for no
+        /// state restoration.
+        public var restoration: RestorationStore?
+
+        /// Options; by default a 10 s deadline answered with Unlikely Error (0x0E).
+        public init(
+            adapter: String? = nil, requestTimeout: Duration = .seconds(10),
+            unansweredRequestError: ATTError = .unlikelyError, restoration: RestorationStore? = nil
+        ) {
+            self.adapter = adapter
+            self.requestTimeout = requestTimeout
+            self.unansweredRequestError = unansweredRequestError
+            self.restoration = restoration
+        }
+    }
+
+    struct State: Sendable {
+        var machine: ManagerStateMachine
+        var services: [GATTService] = []
+        var advertisement: (data: AdvertisingData, extended: Bool)?
+        var subscribers: [LocalCharacteristic: [PeripheralIdentifier: ATTMTU]] = [:]
+    }
+
+    let backend: any PeripheralBackend
+    let clock: any BLEClock
+    let options: Options
+    let state: Mutex<State>
+    private let stateBroadcast = Broadcast<ManagerState>()
+    private let requestBroadcast = Broadcast<ATTRequest>()
+    private let subscriptionBroadcast = Broadcast<SubscriptionEvent>()
+    private let readyBroadcast = Broadcast<Void>()
+    private let pump = Mutex<Task<Void, Never>?>(nil)
+    private let persistence = Mutex<Void>(())
+
+    /// What state restoration found at start (Core Bluetooth's
+    /// will-restore-state). Restored services and advertising are registered
+    /// with BlueZ as soon as the state is poweredOn.
+    public let restoredState: RestorationLoad
+
+    /// A manager over `backend`; it starts consuming the backend's events at once.
+    public init(backend: any PeripheralBackend, options: Options = Options(), clock: any BLEClock = SystemBLEClock()) {
+        self.backend = backend
+        self.clock = clock
+        self.options = options
+        var initial = State(machine: ManagerStateMachine(preferredAdapter: options.adapter))
+        let loaded: RestorationLoad
+        do {
+            loaded = try options.restoration?.load() ?? .empty
+        } catch {
+            loaded = .corrupt(reason: error.description, preservedAt: options.restoration?.path ?? "")
+        }
+        if case .restored(let saved) = loaded {
+            initial.services = saved.services
+            initial.advertisement = saved.advertising.map { ($0, false) }
+        }
+        self.restoredState = loaded
+        self.state = Mutex(initial)
+        let events = backend.events
+        let task = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                self.handle(event)
+            }
+        }
+        pump.withLock { $0 = task }
+    }
+
+    deinit {
+        pump.withLock { $0?.cancel() }
+    }
+
+    /// The current state.
+    public var currentState: ManagerState { state.withLock { $0.machine.state } }
+
+    /// The state now and every change after.
+    public func stateUpdates() -> AsyncStream<ManagerState> { stateBroadcast.stream(initial: currentState) }
+
+    /// Read and write requests, each to be answered once.
+    public func requests() -> AsyncStream<ATTRequest> { requestBroadcast.stream() }
+
+    /// Subscribe and unsubscribe events.
+    public func subscriptionEvents() -> AsyncStream<SubscriptionEvent> { subscriptionBroadcast.stream() }
+
+    /// An event each time ``updateValue(_:for:onSubscribedCentrals:)`` may be tried again.
+    public func readyToUpdate() -> AsyncStream<Void> { readyBroadcast.stream() }
+
+    /// The published services.
+    public var services: [GATTService] { state.withLock { $0.services } }
+
+    /// Whether an advertisement is registered.
+    public var isAdvertising: Bool { state.withLock { $0.advertisement != nil } }
+
+    /// Publishes `service` (the application is registered again whole).
+    public func add(_ service: GATTService) async throws(BLEError) {
+        try await changeServices { $0.append(service) }
+    }
+
+    /// Withdraws the first published service equal to `service`.
+    public func remove(_ service: GATTService) async throws(BLEError) {
+        try await changeServices { services in
+            if let index = services.firstIndex(of: service) { services.remove(at: index) }
+        }
+    }
+
+    /// Withdraws every service.
+    public func removeAllServices() async throws(BLEError) {
+        try await changeServices { $0.removeAll() }
+    }
+
+    /// Starts advertising `data`. Unless `extended`, the data must fit the
+    /// 31-byte legacy limit counting the 3-byte Flags structure BlueZ adds;
+    /// this is checked before BlueZ is asked.
+    ///
+    /// - Throws: ``BLEError/Code/invalidLength`` when too long,
+    ///   ``BLEError/Code/alreadyExists`` when already advertising, the state's refusal.
+    public func startAdvertising(_ data: AdvertisingData, extended: Bool = false) async throws(BLEError) {
+        try Self.checkFits(data, extended: extended)
+        let adapter: String = try state.withLock { state throws(BLEError) in
+            if let refusal = state.machine.state.refusal { throw refusal }
+            guard state.advertisement == nil else { throw BLEError(.alreadyExists, message: "already advertising") }
+            guard let adapter = state.machine.adapterPath else { throw BLEError.unsupported }
+            state.advertisement = (data, extended)
+            return adapter
+        }
+        do throws(BLEError) {
+            try await backend.registerAdvertisement(adapter: adapter, data, extended: extended)
+        } catch {
+            state.withLock { $0.advertisement = nil }
+            throw error
+        }
+        try persist()
+    }
+
+    /// Stops advertising (unregisters the advertisement).
+    public func stopAdvertising() async throws(BLEError) {
+        let adapter = state.withLock { state -> String? in
+            guard state.advertisement != nil else { return nil }
+            state.advertisement = nil
+            return state.machine.adapterPath
+        }
+        try persist()
+        guard let adapter else { return }
+        try await backend.unregisterAdvertisement(adapter: adapter)
+    }
+
+    /// Sends `value` to the centrals subscribed to `characteristic` (or only
+    /// to `centrals`). Returns false when the transmit queue is full; wait
+    /// for ``readyToUpdate()`` and try again.
+    public func updateValue(
+        _ value: [UInt8], for characteristic: LocalCharacteristic,
+        onSubscribedCentrals centrals: [PeripheralIdentifier]? = nil
+    ) -> Bool {
+        backend.updateValue(value, for: characteristic, centrals: centrals)
+    }
+
+    /// The centrals subscribed to `characteristic`, with their MTU.
+    public func subscribers(of characteristic: LocalCharacteristic) -> [PeripheralIdentifier: ATTMTU] {
+        state.withLock { $0.subscribers[characteristic] ?? [:] }
+    }
+
+    /// Throws ``BLEError/Code/invalidLength`` unless `data` fits the limit.
+    public static func checkFits(_ data: AdvertisingData, extended: Bool) throws(BLEError) {
+        var withFlags = data
+        if withFlags.flags == nil { withFlags.flags = .leGeneralDiscoverable }
+        do {
+            _ = try withFlags.encode(limit: extended ? .extended : .legacy)
+        } catch {
+            throw BLEError(.invalidLength, message: "\(error)")
+        }
+    }
+
+    private func changeServices(_ change: (inout [GATTService]) -> Void) async throws(BLEError) {
+        let (adapter, services): (String, [GATTService]) = try state.withLock { state throws(BLEError) in
+            if let refusal = state.machine.state.refusal { throw refusal }
+            guard let adapter = state.machine.adapterPath else { throw BLEError.unsupported }
+            change(&state.services)
+            return (adapter, state.services)
+        }
+        try await backend.setApplication(adapter: adapter, services: services)
+        try persist()
+    }
+
+    /// Writes services and advertisement to the restoration store, if any,
+    /// before the change is reported done.
+    private func persist() throws(BLEError) {
+        guard let store = options.restoration else { return }
+        do {
+            try persistence.withLock { _ throws(RestorationStoreError) in
+                let (services, advertisement) = state.withLock { ($0.services, $0.advertisement?.data) }
+                try store.save(RestorationState(services: services, advertising: advertisement))
+            }
+        } catch {
+            throw BLEError(.failed, message: "saving state: \(error)")
+        }
+    }
+
+    private func handle(_ event: PeripheralBackendEvent) {
+        var change: ManagerState?
+        switch event {
+        case .bluetoothdPresent(let present):
+            change = state.withLock { $0.machine.apply(.bluetoothdPresent(present)) }
+        case .accessDenied:
+            change = state.withLock { $0.machine.apply(.accessDenied) }
+        case .adapters(let adapters):
+            change = state.withLock { $0.machine.apply(.treeLoaded(adapters)) }
+        case .adapterUpdated(let adapter):
+            change = state.withLock { $0.machine.apply(.adapterUpdated(adapter)) }
+        case .adapterRemoved(let path):
+            change = state.withLock { $0.machine.apply(.adapterRemoved(path: path)) }
+        case .request(let info):
+            deliver(info)
+        case .subscribed(let central, let characteristic, let mtu):
+            state.withLock { $0.subscribers[characteristic, default: [:]][central] = mtu }
+            subscriptionBroadcast.yield(.subscribed(central: central, characteristic: characteristic, mtu: mtu))
+        case .unsubscribed(let central, let characteristic):
+            state.withLock { $0.subscribers[characteristic]?[central] = nil }
+            subscriptionBroadcast.yield(.unsubscribed(central: central, characteristic: characteristic))
+        case .readyToUpdate:
+            readyBroadcast.yield(())
+        case .advertisementReleased:
+            state.withLock { $0.advertisement = nil }
+        }
+        if let change {
+            stateBroadcast.yield(change)
+            if change == .poweredOn { restoreRegistrations() }
+        }
+    }
+
+    private func deliver(_ info: ATTRequestInfo) {
+        let backend = self.backend
+        let timer = Mutex<Task<Void, Never>?>(nil)
+        let request = ATTRequest(info: info) { result in
+            timer.withLock { $0?.cancel() }
+            backend.respond(to: info.id, with: result)
+        }
+        let deadline = clock.now + options.requestTimeout
+        let clock = self.clock
+        let fallback = options.unansweredRequestError
+        let task = Task {
+            do { try await clock.sleep(until: deadline) } catch { return }
+            request.answer(.failure(fallback))
+        }
+        timer.withLock { $0 = task }
+        requestBroadcast.yield(request)
+    }
+
+    /// After bluetoothd returns or the adapter powers on, BlueZ has forgotten
+    /// our application and advertisement: register them again.
+    private func restoreRegistrations() {
+        let (adapter, services, advertisement) = state.withLock {
+            ($0.machine.adapterPath, $0.services, $0.advertisement)
+        }
+        guard let adapter else { return }
+        let backend = self.backend
+        Task {
+            if !services.isEmpty { try? await backend.setApplication(adapter: adapter, services: services) }
+            if let advertisement {
+                try? await backend.registerAdvertisement(
+                    adapter: adapter, advertisement.data, extended: advertisement.extended)
+            }
+        }
+    }
+}

@@ -1,0 +1,233 @@
+import BLE
+import GATT
+import Testing
+
+@Suite(.timeLimit(.minutes(1))) struct CentralManagerTests {
+    let policy = OperationQueue.Policy(timeout: .seconds(30), maximumAttempts: 3, initialBackoff: .zero)
+
+    func poweredOn(
+        connected: Bool = true, resolved: Bool = true
+    ) async -> (CentralManager, FakeCentralBackend, TestClock) {
+        let backend = FakeCentralBackend()
+        let clock = TestClock()
+        let manager = CentralManager(backend: backend, options: .init(operationPolicy: policy), clock: clock)
+        backend.send(.bluetoothdPresent(true))
+        backend.send(.snapshot(FakeTree.snapshot(connected: connected, resolved: resolved), serial: nil))
+        for await state in manager.stateUpdates() where state == .poweredOn { break }
+        return (manager, backend, clock)
+    }
+
+    func waitFor(_ wanted: FakeCentralBackend.Call, in calls: inout AsyncStream<FakeCentralBackend.Call>.Iterator) async
+    {
+        while let call = await calls.next() {
+            if call == wanted { return }
+        }
+    }
+
+    func characteristics(of peripheral: Peripheral) async throws -> [BluetoothUUID: RemoteCharacteristic] {
+        let services = try await peripheral.discoverServices([.heartRate])
+        let found = try await peripheral.discoverCharacteristics(for: try #require(services.first))
+        return Dictionary(uniqueKeysWithValues: found.map { ($0.uuid, $0) })
+    }
+
+    /// The task's value; cancelling the test (its time limit) cancels the task,
+    /// so a missing wake-up fails the test instead of hanging it.
+    func valueCancellingWithTest<Value: Sendable>(_ task: Task<Value, Never>) async -> Value {
+        await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    @Test func aCancelledCallerFailsWithCancelledAndTheNextOperationStarts() async throws {
+        let (manager, backend, _) = await poweredOn()
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        let bodySensor = try #require(try await characteristics(of: peripheral)[.bodySensorLocation])
+        var calls = backend.calls.makeAsyncIterator()
+        let read: @Sendable () async -> Result<[UInt8], BLEError> = {
+            do throws(BLEError) { return .success(try await peripheral.readValue(for: bodySensor)) } catch {
+                return .failure(error)
+            }
+        }
+        let first = Task { await read() }
+        await waitFor(.read(FakeTree.bodySensor), in: &calls)
+        let second = Task { await read() }
+        first.cancel()
+        #expect(await valueCancellingWithTest(first) == .failure(.cancelled))
+        await waitFor(.read(FakeTree.bodySensor), in: &calls)
+        backend.finish(1, with: .success([3]))
+        #expect(await valueCancellingWithTest(second) == .success([3]))
+        backend.finish(0, with: .success([9]))
+    }
+
+    @Test func stateFollowsBluetoothdAndTheAdapterAndGatesOperations() async throws {
+        let backend = FakeCentralBackend()
+        let manager = CentralManager(backend: backend, clock: TestClock())
+        var states = manager.stateUpdates().makeAsyncIterator()
+        #expect(await states.next() == .unknown)
+        backend.send(.bluetoothdPresent(true))
+        backend.send(.snapshot(FakeTree.snapshot(powered: false), serial: nil))
+        #expect(await states.next() == .poweredOff)
+        #expect(throws: BLEError.poweredOff) { _ = try manager.scanForPeripherals() }
+        backend.send(
+            .delta(
+                .propertiesChanged(
+                    path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(true)],
+                    invalidated: []), serial: nil))
+        #expect(await states.next() == .poweredOn)
+        backend.send(.bluetoothdPresent(false))
+        #expect(await states.next() == .resetting)
+        #expect(backend.log.contains(.requestSnapshot), "the tree is read when bluetoothd appears")
+    }
+
+    @Test func scansShareOneDiscoveryAndEachSeesItsOwnDeduplicatedDiscoveries() async throws {
+        let (manager, backend, _) = await poweredOn(connected: false, resolved: false)
+        var calls = backend.calls.makeAsyncIterator()
+        var onlyHeartRate = try manager.scanForPeripherals(withServices: [.heartRate]).makeAsyncIterator()
+        var everything = try manager.scanForPeripherals(options: ScanOptions(allowDuplicates: true)).makeAsyncIterator()
+        backend.send(FakeTree.deviceChanged(["RSSI": .int(-45)]))
+        backend.send(FakeTree.deviceChanged(["RSSI": .int(-44)]))
+        backend.send(FakeTree.deviceChanged(["ManufacturerData": .dictionary([.uint(0x59): .bytes([7])])]))
+        let first = await onlyHeartRate.next()
+        #expect(first?.identifier == FakeTree.identifier)
+        #expect(first?.name == "HR Sensor")
+        #expect(first?.rssi == -45)
+        let second = await onlyHeartRate.next()
+        #expect(
+            second?.rssi == -44 && second?.advertisement.manufacturerData[0x59] == [7],
+            "an RSSI-only change is coalesced")
+        #expect(await everything.next()?.rssi == -45)
+        #expect(await everything.next()?.rssi == -44)
+        #expect(await everything.next()?.advertisement.manufacturerData[0x59] == [7])
+        manager.stopScan()
+        await waitFor(.stopDiscovery, in: &calls)
+        #expect(backend.log.filter { $0 == .startDiscovery }.count == 1)
+        #expect(backend.log.filter { $0 == .stopDiscovery }.count == 1)
+        #expect(backend.log.first == .requestSnapshot)
+        #expect(backend.log[1] == .setDiscoveryFilter(DiscoveryFilter(uuids: [.heartRate])))
+    }
+
+    @Test func scanningResumesByItselfAfterAPowerCycle() async throws {
+        let (manager, backend, _) = await poweredOn()
+        var calls = backend.calls.makeAsyncIterator()
+        let scan = try manager.scanForPeripherals()
+        await waitFor(.startDiscovery, in: &calls)
+        var states = manager.stateUpdates().makeAsyncIterator()
+        _ = await states.next()
+        for powered in [false, true] {
+            backend.send(
+                .delta(
+                    .propertiesChanged(
+                        path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(powered)],
+                        invalidated: []), serial: nil))
+        }
+        #expect(await states.next() == .poweredOff)
+        #expect(await states.next() == .poweredOn)
+        await waitFor(.startDiscovery, in: &calls)
+        #expect(backend.log.filter { $0 == .startDiscovery }.count == 2)
+        _ = scan
+    }
+
+    @Test func aReadIsRetriedAfterInProgressAndReturnsTheValue() async throws {
+        let (manager, backend, _) = await poweredOn()
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        let bodySensor = try #require(try await characteristics(of: peripheral)[.bodySensorLocation])
+        backend.answers.withLock { $0 = [.failure(BLEError(bluez: BlueZError(.inProgress))), .success([1])] }
+        #expect(try await peripheral.readValue(for: bodySensor) == [1])
+        #expect(backend.log.filter { $0 == .read(FakeTree.bodySensor) }.count == 2)
+    }
+
+    @Test func aLinkDropFailsPendingOperationsPromptlyWithNotConnected() async throws {
+        let (manager, backend, _) = await poweredOn()
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        let bodySensor = try #require(try await characteristics(of: peripheral)[.bodySensorLocation])
+        var calls = backend.calls.makeAsyncIterator()
+        let read: @Sendable () async -> Result<[UInt8], BLEError> = {
+            do throws(BLEError) { return .success(try await peripheral.readValue(for: bodySensor)) } catch {
+                return .failure(error)
+            }
+        }
+        let first = Task { await read() }
+        let second = Task { await read() }
+        await waitFor(.read(FakeTree.bodySensor), in: &calls)
+        backend.send(FakeTree.deviceChanged(["Connected": .bool(false), "ServicesResolved": .bool(false)]))
+        #expect(await valueCancellingWithTest(first) == .failure(.notConnected))
+        #expect(await valueCancellingWithTest(second) == .failure(.notConnected))
+        #expect(backend.log.filter { $0 == .read(FakeTree.bodySensor) }.count == 1, "the second never reached BlueZ")
+        backend.finish(0, with: .success([9]))
+        #expect(peripheral.state == .disconnected)
+    }
+
+    @Test func subscriptionsAreRestoredOnceAfterReconnectWithNoLostOrDoubledNotification() async throws {
+        let (manager, backend, _) = await poweredOn()
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        let measurement = try #require(try await characteristics(of: peripheral)[.heartRateMeasurement])
+        var values = peripheral.notifications(for: measurement).makeAsyncIterator()
+        var calls = backend.calls.makeAsyncIterator()
+        try await peripheral.setNotifyValue(true, for: measurement)
+        #expect(peripheral.isNotifying(measurement))
+        backend.send(FakeTree.deviceChanged(["Connected": .bool(false), "ServicesResolved": .bool(false)]))
+        backend.send(FakeTree.deviceChanged(["Connected": .bool(true)]))
+        backend.send(FakeTree.deviceChanged(["ServicesResolved": .bool(true)]))
+        await waitFor(.startNotify(FakeTree.measurement), in: &calls)
+        await waitFor(.startNotify(FakeTree.measurement), in: &calls)
+        for value: UInt8 in [1, 2] {
+            backend.send(
+                .delta(
+                    .propertiesChanged(
+                        path: FakeTree.measurement, interface: BlueZInterface.gattCharacteristic,
+                        changed: ["Notifying": .bool(true), "Value": .bytes([0, value])], invalidated: []), serial: nil)
+            )
+        }
+        #expect(await values.next() == [0, 1])
+        #expect(await values.next() == [0, 2])
+        #expect(backend.log.filter { $0 == .startNotify(FakeTree.measurement) }.count == 2)
+    }
+
+    @Test func aWriteWithoutResponseAboveTheMTUIsRefusedBeforeBlueZ() async throws {
+        let (manager, backend, _) = await poweredOn()
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        let bodySensor = try #require(try await characteristics(of: peripheral)[.bodySensorLocation])
+        #expect(peripheral.maximumWriteValueLength(for: .withoutResponse, characteristic: bodySensor) == 20)
+        await #expect(throws: BLEError(.invalidLength, message: "21 bytes exceed the maximum write length")) {
+            try await peripheral.writeValue(Array(repeating: 0, count: 21), for: bodySensor, type: .withoutResponse)
+        }
+        backend.answers.withLock { $0 = [.success([]), .success([])] }
+        try await peripheral.writeValueInChunks(Array(repeating: 1, count: 30), for: bodySensor)
+        #expect(
+            backend.log.filter { if case .write = $0 { true } else { false } } == [
+                .write(FakeTree.bodySensor, Array(repeating: 1, count: 20), .withoutResponse),
+                .write(FakeTree.bodySensor, Array(repeating: 1, count: 10), .withoutResponse),
+            ])
+    }
+
+    @Test func aReadOnACharacteristicWithoutReadIsRefused() async throws {
+        let (manager, _, _) = await poweredOn()
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        let measurement = try #require(try await characteristics(of: peripheral)[.heartRateMeasurement])
+        await #expect(throws: BLEError(.operationNotSupported, message: "characteristic has no read property")) {
+            try await peripheral.readValue(for: measurement)
+        }
+    }
+
+    @Test func staleUnconnectedPeripheralsAreDroppedFromTheMirror() async throws {
+        let backend = FakeCentralBackend()
+        let clock = TestClock()
+        let options = CentralManager.Options(mirrorLimits: .init(staleDeviceAge: .seconds(60)))
+        let manager = CentralManager(backend: backend, options: options, clock: clock)
+        var states = manager.stateUpdates().makeAsyncIterator()
+        backend.send(.bluetoothdPresent(true))
+        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        while await states.next() != .poweredOn {}
+        #expect(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).count == 1)
+        clock.advance(by: .seconds(61))
+        backend.send(
+            .delta(
+                .propertiesChanged(
+                    path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(false)],
+                    invalidated: []), serial: nil))
+        #expect(await states.next() == .poweredOff)
+        #expect(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).isEmpty)
+    }
+}

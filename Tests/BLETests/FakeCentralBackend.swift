@@ -1,0 +1,131 @@
+import BLE
+import Synchronization
+
+/// A scripted ``CentralBackend``: the test feeds events and decides how each
+/// GATT call ends; every call is recorded and announced on ``calls``.
+final class FakeCentralBackend: CentralBackend {
+    enum Call: Hashable, Sendable {
+        case requestSnapshot
+        case refresh(String)
+        case setDiscoveryFilter(DiscoveryFilter)
+        case startDiscovery
+        case stopDiscovery
+        case connect(String)
+        case disconnect(String)
+        case read(String)
+        case write(String, [UInt8], WriteType)
+        case startNotify(String)
+        case stopNotify(String)
+    }
+
+    let events: AsyncStream<CentralBackendEvent>
+    private let sink: AsyncStream<CentralBackendEvent>.Continuation
+    let calls: AsyncStream<Call>
+    private let callSink: AsyncStream<Call>.Continuation
+    private let state = Mutex<
+        (log: [Call], parked: [Int: CheckedContinuation<Result<[UInt8], BLEError>, Never>], next: Int)
+    >(
+        ([], [:], 0))
+    /// How reads and writes end: nil parks the call until ``finish(_:with:)``.
+    let answers = Mutex<[Result<[UInt8], BLEError>]>([])
+
+    init() {
+        (events, sink) = AsyncStream.makeStream()
+        (calls, callSink) = AsyncStream.makeStream()
+    }
+
+    var log: [Call] { state.withLock { $0.log } }
+
+    func send(_ event: CentralBackendEvent) { sink.yield(event) }
+
+    /// Resumes the parked call number `index` (0-based among parked calls).
+    func finish(_ index: Int, with result: Result<[UInt8], BLEError>) {
+        let continuation = state.withLock { $0.parked.removeValue(forKey: index) }
+        continuation?.resume(returning: result)
+    }
+
+    private func record(_ call: Call) {
+        state.withLock { $0.log.append(call) }
+        callSink.yield(call)
+    }
+
+    private func gattCall(_ call: Call) async throws(BLEError) -> [UInt8] {
+        let scripted = answers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        record(call)
+        if let scripted { return try scripted.get() }
+        let result = await withCheckedContinuation { continuation in
+            state.withLock { state in
+                state.parked[state.next] = continuation
+                state.next += 1
+            }
+        }
+        return try result.get()
+    }
+
+    func requestSnapshot() async throws(BLEError) { record(.requestSnapshot) }
+    func refresh(path: String, interface: String) async throws(BLEError) { record(.refresh(path)) }
+    func setDiscoveryFilter(adapter: String, _ filter: DiscoveryFilter) async throws(BLEError) {
+        record(.setDiscoveryFilter(filter))
+    }
+    func startDiscovery(adapter: String) async throws(BLEError) { record(.startDiscovery) }
+    func stopDiscovery(adapter: String) async throws(BLEError) { record(.stopDiscovery) }
+    func connect(device: String) async throws(BLEError) { record(.connect(device)) }
+    func disconnect(device: String) async throws(BLEError) { record(.disconnect(device)) }
+    func readValue(attribute: String, offset: Int) async throws(BLEError) -> [UInt8] {
+        try await gattCall(.read(attribute))
+    }
+    func writeValue(attribute: String, value: [UInt8], type: WriteType) async throws(BLEError) {
+        _ = try await gattCall(.write(attribute, value, type))
+    }
+    func startNotify(characteristic: String) async throws(BLEError) { record(.startNotify(characteristic)) }
+    func stopNotify(characteristic: String) async throws(BLEError) { record(.stopNotify(characteristic)) }
+}
+
+/// A small BlueZ tree: adapter hci0 with one heart-rate sensor.
+enum FakeTree {
+    static let adapter = "/org/bluez/hci0"
+    static let device = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"
+    static let service = device + "/service000a"
+    static let measurement = service + "/char000b"
+    static let bodySensor = service + "/char000e"
+    static let identifier = PeripheralIdentifier(
+        adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
+
+    static func snapshot(powered: Bool = true, connected: Bool = false, resolved: Bool = false) -> ObjectTreeSnapshot {
+        [
+            adapter: [BlueZInterface.adapter: ["Address": .string("00:11:22:33:44:55"), "Powered": .bool(powered)]],
+            device: [
+                BlueZInterface.device: [
+                    "Address": .string("AA:BB:CC:DD:EE:FF"), "AddressType": .string("random"),
+                    "Adapter": .objectPath(adapter), "Name": .string("HR Sensor"), "RSSI": .int(-50),
+                    "UUIDs": .array([.string("0000180d-0000-1000-8000-00805f9b34fb")]),
+                    "Connected": .bool(connected), "ServicesResolved": .bool(resolved),
+                ]
+            ],
+            service: [
+                BlueZInterface.gattService: [
+                    "UUID": .string("0000180d-0000-1000-8000-00805f9b34fb"), "Device": .objectPath(device),
+                    "Primary": .bool(true),
+                ]
+            ],
+            measurement: [
+                BlueZInterface.gattCharacteristic: [
+                    "UUID": .string("00002a37-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(service),
+                    "Flags": .array([.string("notify")]), "Notifying": .bool(false),
+                ]
+            ],
+            bodySensor: [
+                BlueZInterface.gattCharacteristic: [
+                    "UUID": .string("00002a38-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(service),
+                    "Flags": .array([.string("read"), .string("write-without-response")]), "MTU": .uint(23),
+                ]
+            ],
+        ]
+    }
+
+    static func deviceChanged(_ changed: PropertyMap) -> CentralBackendEvent {
+        .delta(
+            .propertiesChanged(path: device, interface: BlueZInterface.device, changed: changed, invalidated: []),
+            serial: nil)
+    }
+}

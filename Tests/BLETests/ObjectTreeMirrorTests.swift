@@ -1,0 +1,159 @@
+import BLE
+import Testing
+
+@Suite struct ObjectTreeMirrorTests {
+    let adapter = "/org/bluez/hci0"
+    let device = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"
+    let t0 = BLEInstant.zero
+
+    func deviceProperties(rssi: Int64, connected: Bool = false) -> PropertyMap {
+        [
+            "Address": .string("AA:BB:CC:DD:EE:FF"), "AddressType": .string("random"), "Adapter": .objectPath(adapter),
+            "RSSI": .int(rssi), "Connected": .bool(connected),
+        ]
+    }
+
+    var snapshot: ObjectTreeSnapshot {
+        [
+            adapter: [BlueZInterface.adapter: ["Address": .string("00:11:22:33:44:55"), "Powered": .bool(true)]],
+            device: [BlueZInterface.device: deviceProperties(rssi: -40)],
+        ]
+    }
+
+    @Test func deltasBeforeTheSnapshotAreBufferedThenAppliedOnlyIfNewerThanIt() {
+        var mirror = ObjectTreeMirror()
+        let older = ObjectTreeDelta.propertiesChanged(
+            path: device, interface: BlueZInterface.device, changed: ["RSSI": .int(-50)], invalidated: [])
+        let newer = ObjectTreeDelta.propertiesChanged(
+            path: device, interface: BlueZInterface.device, changed: ["RSSI": .int(-30)], invalidated: [])
+        #expect(mirror.receive(older, serial: 10, now: t0).isEmpty)
+        #expect(mirror.receive(newer, serial: 12, now: t0).isEmpty)
+        #expect(!mirror.isLoaded)
+        let changes = mirror.applySnapshot(snapshot, serial: 11, now: t0)
+        #expect(mirror.isLoaded)
+        #expect(mirror.device(at: device)?.rssi == -30, "the newer delta is not lost")
+        #expect(
+            changes == [
+                .added(path: adapter, interface: BlueZInterface.adapter),
+                .added(path: device, interface: BlueZInterface.device),
+                .changed(path: device, interface: BlueZInterface.device, keys: ["RSSI"]),
+            ], "the older one, already in the snapshot, is not applied again")
+    }
+
+    @Test func anInterfacesAddedAlreadyInTheSnapshotIsNotReportedTwice() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.receive(
+            .interfacesAdded(path: device, interfaces: [BlueZInterface.device: deviceProperties(rssi: -40)]), now: t0)
+        let changes = mirror.applySnapshot(snapshot, now: t0)
+        #expect(changes.filter { $0 == .added(path: device, interface: BlueZInterface.device) }.count == 1)
+        #expect(changes.count == 2)
+    }
+
+    @Test func withoutSerialsBufferedDeltasAreReplayedInOrder() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.receive(.interfacesRemoved(path: device, interfaces: [BlueZInterface.device]), now: t0)
+        _ = mirror.applySnapshot(snapshot, now: t0)
+        #expect(mirror.device(at: device) == nil)
+    }
+
+    @Test func deltasApplyAndUnchangedValuesReportNothing() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.applySnapshot(snapshot, now: t0)
+        let same = ObjectTreeDelta.propertiesChanged(
+            path: device, interface: BlueZInterface.device, changed: ["RSSI": .int(-40)], invalidated: [])
+        #expect(mirror.receive(same, now: t0).isEmpty)
+        let invalidate = ObjectTreeDelta.propertiesChanged(
+            path: device, interface: BlueZInterface.device, changed: ["Connected": .bool(true)], invalidated: ["RSSI"])
+        #expect(
+            mirror.receive(invalidate, now: t0) == [
+                .changed(path: device, interface: BlueZInterface.device, keys: ["Connected", "RSSI"])
+            ])
+        #expect(mirror.device(at: device)?.rssi == nil)
+        #expect(mirror.device(at: device)?.connected == true)
+        #expect(
+            mirror.receive(.interfacesRemoved(path: device, interfaces: [BlueZInterface.device]), now: t0) == [
+                .removed(path: device, interface: BlueZInterface.device)
+            ])
+        #expect(mirror.objects[device] == nil)
+    }
+
+    @Test func aChangeForAnUnknownObjectAsksForARefresh() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.applySnapshot([:], now: t0)
+        let delta = ObjectTreeDelta.propertiesChanged(
+            path: device, interface: BlueZInterface.device, changed: ["RSSI": .int(-40)], invalidated: [])
+        #expect(mirror.receive(delta, now: t0) == [.needsRefresh(path: device, interface: BlueZInterface.device)])
+        #expect(mirror.objects.isEmpty)
+    }
+
+    @Test func staleUnconnectedDevicesAndTheirChildrenAreDroppedButConnectedOnesKept() {
+        var mirror = ObjectTreeMirror(limits: .init(staleDeviceAge: .seconds(60), maximumDevices: 100))
+        let connected = "/org/bluez/hci0/dev_11_22_33_44_55_66"
+        var tree = snapshot
+        tree[device + "/service0001"] = [BlueZInterface.gattService: ["UUID": .string("180d")]]
+        tree[connected] = [BlueZInterface.device: ["Address": .string("11:22:33:44:55:66"), "Connected": .bool(true)]]
+        _ = mirror.applySnapshot(tree, now: t0)
+        #expect(mirror.prune(now: t0 + .seconds(59)).isEmpty)
+        #expect(mirror.nextPruneTime() == t0 + .seconds(60))
+        let changes = mirror.prune(now: t0 + .seconds(60))
+        #expect(
+            changes == [
+                .removed(path: device, interface: BlueZInterface.device),
+                .removed(path: device + "/service0001", interface: BlueZInterface.gattService),
+            ])
+        #expect(mirror.objects[connected] != nil)
+        #expect(mirror.objects[adapter] != nil)
+    }
+
+    @Test func hearingFromADeviceKeepsItFresh() {
+        var mirror = ObjectTreeMirror(limits: .init(staleDeviceAge: .seconds(60)))
+        _ = mirror.applySnapshot(snapshot, now: t0)
+        let delta = ObjectTreeDelta.propertiesChanged(
+            path: device, interface: BlueZInterface.device, changed: ["RSSI": .int(-41)], invalidated: [])
+        _ = mirror.receive(delta, now: t0 + .seconds(50))
+        #expect(mirror.prune(now: t0 + .seconds(100)).isEmpty)
+    }
+
+    @Test func theOldestUnconnectedDevicesGoBeyondTheMaximum() {
+        var mirror = ObjectTreeMirror(limits: .init(staleDeviceAge: .seconds(600), maximumDevices: 1))
+        _ = mirror.applySnapshot([:], now: t0)
+        let other = "/org/bluez/hci0/dev_01"
+        _ = mirror.receive(.interfacesAdded(path: device, interfaces: [BlueZInterface.device: [:]]), now: t0)
+        _ = mirror.receive(
+            .interfacesAdded(path: other, interfaces: [BlueZInterface.device: [:]]), now: t0 + .seconds(1))
+        #expect(mirror.prune(now: t0 + .seconds(2)) == [.removed(path: device, interface: BlueZInterface.device)])
+    }
+
+    @Test func resetForgetsEverythingAndBuffersAgain() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.applySnapshot(snapshot, now: t0)
+        #expect(mirror.reset().count == 2)
+        #expect(!mirror.isLoaded)
+        #expect(mirror.receive(.interfacesRemoved(path: device, interfaces: [BlueZInterface.device]), now: t0).isEmpty)
+    }
+
+    @Test func typedViewsReadTheTree() {
+        var mirror = ObjectTreeMirror()
+        var tree = snapshot
+        let service = device + "/service000a"
+        let characteristic = service + "/char000b"
+        tree[service] = [
+            BlueZInterface.gattService: [
+                "UUID": .string("0000180d-0000-1000-8000-00805f9b34fb"), "Device": .objectPath(device),
+            ]
+        ]
+        tree[characteristic] = [
+            BlueZInterface.gattCharacteristic: [
+                "UUID": .string("00002a37-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(service),
+            ]
+        ]
+        _ = mirror.applySnapshot(tree, now: t0)
+        #expect(mirror.adapters.map(\.address) == ["00:11:22:33:44:55"])
+        #expect(mirror.devices.first?.addressType == .random)
+        let id = PeripheralIdentifier(adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
+        #expect(mirror.identifier(ofDeviceAt: device) == id)
+        #expect(mirror.devicePath(for: id) == device)
+        #expect(mirror.services(ofDeviceAt: device).map(\.uuid) == [.heartRate])
+        #expect(mirror.characteristics(ofServiceAt: service).map(\.uuid) == [.heartRateMeasurement])
+    }
+}

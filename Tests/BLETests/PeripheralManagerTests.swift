@@ -1,0 +1,130 @@
+import BLE
+import GATT
+import Testing
+
+@Suite(.timeLimit(.minutes(1))) struct PeripheralManagerTests {
+    let hci0 = ManagerStateMachine.Adapter(path: "/org/bluez/hci0", powered: true)
+    let central = PeripheralIdentifier(adapter: "00:11:22:33:44:55", address: "66:55:44:33:22:11", addressType: .random)
+    let level = LocalCharacteristic(service: .battery, uuid: .batteryLevel)
+    let battery = GATTService(
+        uuid: .battery, characteristics: [GATTCharacteristic(uuid: .batteryLevel, properties: [.read, .notify])])
+
+    func poweredOn(timeout: Duration = .seconds(10)) async -> (PeripheralManager, FakePeripheralBackend, TestClock) {
+        let backend = FakePeripheralBackend()
+        let clock = TestClock()
+        let manager = PeripheralManager(backend: backend, options: .init(requestTimeout: timeout), clock: clock)
+        backend.send(.bluetoothdPresent(true))
+        backend.send(.adapters([hci0]))
+        for await state in manager.stateUpdates() where state == .poweredOn { break }
+        return (manager, backend, clock)
+    }
+
+    func waitFor(
+        _ wanted: FakePeripheralBackend.Call, in calls: inout AsyncStream<FakePeripheralBackend.Call>.Iterator
+    )
+        async
+    {
+        while let call = await calls.next() {
+            if call == wanted { return }
+        }
+    }
+
+    @Test func advertisingDataOverTheLegacyLimitIsRefusedBeforeBlueZIsAsked() async throws {
+        let (manager, backend, _) = await poweredOn()
+        // 3 (flags BlueZ adds) + 2 + 26 (name) = 31 fits; one more byte does not.
+        let fits = AdvertisingData(localName: String(repeating: "n", count: 26))
+        let tooLong = AdvertisingData(localName: String(repeating: "n", count: 27))
+        await #expect(throws: BLEError.self) { try await manager.startAdvertising(tooLong) }
+        #expect(backend.log.isEmpty, "BlueZ was never asked")
+        #expect(!manager.isAdvertising)
+        try await manager.startAdvertising(tooLong, extended: true)
+        try await manager.stopAdvertising()
+        try await manager.startAdvertising(fits)
+        #expect(manager.isAdvertising)
+        await #expect(throws: BLEError(.alreadyExists, message: "already advertising")) {
+            try await manager.startAdvertising(fits)
+        }
+        #expect(
+            backend.log == [
+                .registerAdvertisement(tooLong, extended: true), .unregisterAdvertisement,
+                .registerAdvertisement(fits, extended: false),
+            ])
+    }
+
+    @Test func servicesAreRegisteredAsOneApplicationUpdatedOnEveryChange() async throws {
+        let (manager, backend, _) = await poweredOn()
+        let deviceInfo = GATTService(uuid: .deviceInformation)
+        try await manager.add(battery)
+        try await manager.add(deviceInfo)
+        try await manager.remove(battery)
+        try await manager.removeAllServices()
+        #expect(
+            backend.log == [
+                .setApplication([battery]), .setApplication([battery, deviceInfo]), .setApplication([deviceInfo]),
+                .setApplication([]),
+            ])
+    }
+
+    @Test func aRequestIsAnsweredExactlyOnce() async throws {
+        let (manager, backend, _) = await poweredOn()
+        var requests = manager.requests().makeAsyncIterator()
+        var calls = backend.calls.makeAsyncIterator()
+        backend.send(.request(ATTRequestInfo(id: ATTRequestID(1), central: central, characteristic: level, offset: 2)))
+        let request = try #require(await requests.next())
+        #expect(request.isRead && request.offset == 2 && request.central == central)
+        #expect(request.respond(with: [42]))
+        #expect(!request.respond(withError: .readNotPermitted), "a second answer is refused")
+        await waitFor(.respond(ATTRequestID(1), .success([42])), in: &calls)
+        #expect(backend.log == [.respond(ATTRequestID(1), .success([42]))])
+    }
+
+    @Test func anUnansweredRequestBecomesAnATTErrorAtItsDeadline() async throws {
+        let (manager, backend, clock) = await poweredOn(timeout: .seconds(5))
+        var requests = manager.requests().makeAsyncIterator()
+        var calls = backend.calls.makeAsyncIterator()
+        backend.send(
+            .request(
+                ATTRequestInfo(
+                    id: ATTRequestID(7), central: central, characteristic: level, value: [1], write: .withResponse)))
+        let request = try #require(await requests.next())
+        clock.advance(by: .seconds(4))
+        #expect(!request.isAnswered)
+        clock.advance(by: .seconds(1))
+        await waitFor(.respond(ATTRequestID(7), .failure(.unlikelyError)), in: &calls)
+        #expect(request.isAnswered)
+        #expect(!request.respond(), "the plugin's late answer is dropped")
+        #expect(backend.log == [.respond(ATTRequestID(7), .failure(.unlikelyError))])
+    }
+
+    @Test func subscriptionsCarryTheCentralsMTUAndUpdatesReportAFullQueue() async throws {
+        let (manager, backend, _) = await poweredOn()
+        var events = manager.subscriptionEvents().makeAsyncIterator()
+        var ready = manager.readyToUpdate().makeAsyncIterator()
+        backend.send(.subscribed(central: central, characteristic: level, mtu: ATTMTU(clamping: 185)))
+        #expect(await events.next() == .subscribed(central: central, characteristic: level, mtu: ATTMTU(clamping: 185)))
+        #expect(manager.subscribers(of: level) == [central: ATTMTU(clamping: 185)])
+        #expect(manager.updateValue([50], for: level))
+        backend.queueHasRoom.withLock { $0 = false }
+        #expect(!manager.updateValue([49], for: level))
+        backend.send(.readyToUpdate)
+        #expect(await ready.next() != nil)
+        backend.send(.unsubscribed(central: central, characteristic: level))
+        #expect(await events.next() == .unsubscribed(central: central, characteristic: level))
+        #expect(manager.subscribers(of: level).isEmpty)
+    }
+
+    @Test func servicesAndAdvertisingAreRegisteredAgainAfterAPowerCycle() async throws {
+        let (manager, backend, _) = await poweredOn()
+        var calls = backend.calls.makeAsyncIterator()
+        let advertisement = AdvertisingData(serviceUUIDs: [.battery])
+        try await manager.add(battery)
+        try await manager.startAdvertising(advertisement)
+        backend.send(.adapterUpdated(.init(path: hci0.path, powered: false)))
+        backend.send(.adapterUpdated(hci0))
+        for _ in 0..<2 {
+            await waitFor(.setApplication([battery]), in: &calls)
+            await waitFor(.registerAdvertisement(advertisement, extended: false), in: &calls)
+        }
+        #expect(manager.currentState == .poweredOn)
+    }
+}
