@@ -106,14 +106,6 @@ struct BlueZInterfaces: Sendable {
                     }
                 }
             }
-            if name == "Alias", value.stringValue == "" {
-                // The object server stores the value set; an empty alias reads back as the name.
-                let path = try ObjectPath("/org/bluez/hci\(index)")
-                let alias = host.read { $0.adapters[index].displayAlias }
-                Task {
-                    try? objects.setProperty("Alias", to: .string(alias), interface: BlueZInterface.adapter, at: path)
-                }
-            }
         }
     }
 
@@ -171,16 +163,6 @@ struct BlueZInterfaces: Sendable {
                     case ("Trusted", .boolean(let on)): return ((), try adapter.setTrusted(location.address, on))
                     case ("Blocked", .boolean(let on)): return ((), try adapter.setBlocked(location.address, on))
                     default: return ((), [])
-                    }
-                }
-            }
-            if name == "Alias", value.stringValue == "" {
-                // The object server stores the value set; an empty alias reads back as the name.
-                let alias = host.read { $0.adapters[location.adapter].devices[location.address]?.displayAlias }
-                if let alias, let objectPath = try? ObjectPath(path) {
-                    Task {
-                        try? objects.setProperty(
-                            "Alias", to: .string(alias), interface: BlueZInterface.device, at: objectPath)
                     }
                 }
             }
