@@ -28,6 +28,11 @@ let package = Package(
         .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
         .executableTarget(name: "blectl", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
+        // The payment-terminal scanner's pure logic (terminal table, journal, reconciliation, pos.*
+        // params); becomes a .dynamic plugin product with an entry point once the BLE API lands.
+        .target(
+            name: "PaymentTerminalScanner", dependencies: [core], path: "plugins/PaymentTerminalScanner",
+            swiftSettings: strict),
         .target(
             name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: strict),
@@ -44,6 +49,9 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(
+            name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner"], swiftSettings: strict),
         .testTarget(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
             exclude: ["Fixtures"], swiftSettings: strict),
