@@ -57,7 +57,8 @@ import Testing
         #expect(try StatusQuery(decoding: hex("01 \(idHex)")).transactionID == fixtureID)
         let bytes = hex("01 0b00 02 5431 04 41434d45 02 5031 03 322e30")
         let info = try TerminalInfo(
-            terminalID: "T1", vendor: "ACME", model: "P1", firmware: "2.0", capabilities: [.contactless, .chip, .pinEntry])
+            terminalID: "T1", vendor: "ACME", model: "P1", firmware: "2.0",
+            capabilities: [.contactless, .chip, .pinEntry])
         #expect(info.encoded() == bytes)
         #expect(try TerminalInfo(decoding: bytes) == info)
         let futureBits = hex("01 0b80 02 5431 00 00 00")
@@ -133,7 +134,8 @@ import Testing
             try PaymentRequest(transactionID: fixtureID, amount: 0, currency: CurrencyCode("EUR"), reference: "")
         }
         #expect(throws: PaymentTerminalValueError.self) {
-            try TransactionStatus(transactionID: fixtureID, state: .approved, reason: .none, authorizationCode: "TOOLONG")
+            try TransactionStatus(
+                transactionID: fixtureID, state: .approved, reason: .none, authorizationCode: "TOOLONG")
         }
         #expect(throws: PaymentTerminalValueError.self) { try TransactionID(parsing: "not-a-uuid") }
         #expect(throws: PaymentTerminalValueError.self) { try TransactionID(bytes: [1, 2, 3]) }
@@ -156,7 +158,9 @@ struct SplitMix: RandomNumberGenerator {
 }
 
 /// The error decoding `bytes` throws, or nil if it decodes.
-func failure<T>(_ decode: ([UInt8]) throws(PaymentTerminalDecodingError) -> T, _ bytes: [UInt8])
+func failure<T>(
+    _ decode: ([UInt8]) throws(PaymentTerminalDecodingError) -> T, _ bytes: [UInt8]
+)
     -> PaymentTerminalDecodingError?
 {
     do {

@@ -89,7 +89,9 @@ import VirtualPaymentTerminal
 
     @Test func badWritesGetTheDocumentedATTErrors() throws {
         var terminal = try terminal()
-        #expect(throws: PaymentTerminalATTError.malformedValue) { try terminal.receivePaymentRequest([1, 2], at: .zero) }
+        #expect(throws: PaymentTerminalATTError.malformedValue) {
+            try terminal.receivePaymentRequest([1, 2], at: .zero)
+        }
         #expect(throws: PaymentTerminalATTError.unsupportedVersion) {
             try terminal.receivePaymentRequest([2] + euro(5).encoded().dropFirst(), at: .zero)
         }
@@ -108,7 +110,8 @@ import VirtualPaymentTerminal
 
     @Test func configDefaultsAndValues() throws {
         let defaults = try VirtualTerminalConfig(json: [:])
-        #expect(defaults.name == "Payment Terminal" && defaults.batteryLevel == 100 && defaults.latency == .seconds(1.5))
+        #expect(
+            defaults.name == "Payment Terminal" && defaults.batteryLevel == 100 && defaults.latency == .seconds(1.5))
         let config = try VirtualTerminalConfig(json: [
             "name": "Lane 3", "terminalId": "T-3", "vendor": "ACME", "model": "P400", "firmware": "4.2",
             "capabilities": ["contactless", "printer"], "batteryLevel": 42, "latencyMs": 250,
@@ -126,8 +129,10 @@ import VirtualPaymentTerminal
             (["name": .string(String(repeating: "n", count: 30))], "name"),
             (["terminalId": ""], "terminalId"),
             (["capabilities": ["contactless", "telepathy"]], "capabilities[1]"),
-            (["rules": [["currency": "USD", "outcome": "declined"], ["amountAbove": 5, "outcome": "maybe"]]],
-             "rules[1].outcome"),
+            (
+                ["rules": [["currency": "USD", "outcome": "declined"], ["amountAbove": 5, "outcome": "maybe"]]],
+                "rules[1].outcome"
+            ),
             (["rules": [["outcome": "declined"]]], "rules[0]"),
             (["rules": [["currency": "usd", "outcome": "declined"]]], "rules[0].currency"),
             (["rules": [["currency": "USD", "outcome": "declined", "why": 1]]], "rules[0].why"),

@@ -131,7 +131,8 @@ struct LaneWorld {
             generator: generator, terminal: VirtualTerminal(config: config),
             path: temporaryDirectory() + "/journal", dropChance: Double(seed % 4) * 0.1)
         let payments = (0..<Int.random(in: 1...5, using: &world.generator)).map { index in
-            request(UInt64.random(in: 1...9000, using: &world.generator), "ORD-\(seed)-\(index)", using: &world.generator)
+            request(
+                UInt64.random(in: 1...9000, using: &world.generator), "ORD-\(seed)-\(index)", using: &world.generator)
         }
         world.crashAfter = Int.random(in: 0...(payments.count * 8), using: &world.generator)
         var lives = 0
@@ -154,7 +155,8 @@ struct LaneWorld {
                 // never accepted; an accepted one is the journal's to finish.
                 let state = JournalState(replaying: try PaymentJournal.read(path: world.path).records)
                 if next < payments.count, state.payments[payments[next].transactionID] != nil { next += 1 }
-                world.crashAfter = Bool.random(using: &world.generator) ? nil : Int.random(in: 0...6, using: &world.generator)
+                world.crashAfter =
+                    Bool.random(using: &world.generator) ? nil : Int.random(in: 0...6, using: &world.generator)
             }
         }
         let state = JournalState(replaying: try PaymentJournal.read(path: world.path).records)

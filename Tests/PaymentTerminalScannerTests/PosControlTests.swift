@@ -21,15 +21,18 @@ import Testing
         #expect(params.amount == 1250 && params.currency.code == "EUR" && params.reference == "ORD-1")
         #expect(try PosPayParams(params: ["amount": 5, "currency": "USD"]).reference == "")
         let bad: [(JSON?, String)] = [
-            (nil, "amount"), (["amount": 0, "currency": "EUR"], "amount"), (["amount": 1.5, "currency": "EUR"], "amount"),
-            (["amount": 9_007_199_254_740_992, "currency": "EUR"], "amount"), (["amount": 1, "currency": "eur"], "currency"),
+            (nil, "amount"), (["amount": 0, "currency": "EUR"], "amount"),
+            (["amount": 1.5, "currency": "EUR"], "amount"),
+            (["amount": 9_007_199_254_740_992, "currency": "EUR"], "amount"),
+            (["amount": 1, "currency": "eur"], "currency"),
             (["amount": 1], "currency"), (["amount": 1, "currency": "EUR", "reference": 7], "reference"),
             (["amount": 1, "currency": "EUR", "reference": .string(String(repeating: "x", count: 65))], "reference"),
             (["amount": 1, "currency": "EUR", "tip": 1], "tip"), ([1, 2], "params"),
         ]
         for (json, name) in bad {
             let message = invalid { _ = try PosPayParams(params: json) }
-            #expect(message?.hasPrefix(name + ":") == true, "\(String(describing: json)): \(String(describing: message))")
+            #expect(
+                message?.hasPrefix(name + ":") == true, "\(String(describing: json)): \(String(describing: message))")
         }
     }
 
@@ -42,7 +45,10 @@ import Testing
         #expect(invalid { _ = try PosTransactionsParams(params: ["limit": 0]) }?.hasPrefix("limit:") == true)
         #expect(invalid { try posValidateNoParams(["x": 1]) }?.hasPrefix("x:") == true)
         #expect(invalid { try posValidateNoParams(.object(JSONObject())) } == nil)
-        #expect(PosMethod.allCases.map(\.rawValue) == ["pos.pay", "pos.transactions", "pos.terminals", "pos.select", "pos.release"])
+        #expect(
+            PosMethod.allCases.map(\.rawValue) == [
+                "pos.pay", "pos.transactions", "pos.terminals", "pos.select", "pos.release",
+            ])
     }
 
     @Test func resultsShowPaymentsAndTerminals() throws {
@@ -95,7 +101,8 @@ import Testing
         let pending = TransactionStatus(transactionID: id, state: .pending)
         #expect(ReconciliationPlanner.step(for: id, in: state, answer: pending, from: "T1") == .wait)
         let declined = TransactionStatus(transactionID: id, state: .declined, reason: .issuerDeclined)
-        #expect(ReconciliationPlanner.step(for: id, in: state, answer: declined, from: "T1") == .settle(.final(declined)))
+        #expect(
+            ReconciliationPlanner.step(for: id, in: state, answer: declined, from: "T1") == .settle(.final(declined)))
         var settled = state
         settled.apply(.final(declined))
         #expect(ReconciliationPlanner.step(for: id, in: settled, answer: unknown, from: "T1") == .ignore)

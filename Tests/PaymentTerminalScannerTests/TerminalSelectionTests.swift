@@ -51,11 +51,14 @@ import Testing
             if table.selected == "b" && switchedAt == nil { switchedAt = now }
         }
         // b's smoothed RSSI passes -54 (a + margin) at about tick 28; it must then hold it for 3 s.
-        #expect(switchedAt.map { $0 >= .seconds(3) + .milliseconds(2600) && $0 <= .seconds(7) } == true, "\(String(describing: switchedAt))")
+        #expect(
+            switchedAt.map { $0 >= .seconds(3) + .milliseconds(2600) && $0 <= .seconds(7) } == true,
+            "\(String(describing: switchedAt))")
     }
 
     @Test func aBriefSpikeDoesNotTakeOver() {
-        var table = TerminalTable(policy: SelectionPolicy(smoothing: 1, thresholdDBm: -75, marginDB: 6, dwell: .seconds(3)))
+        var table = TerminalTable(
+            policy: SelectionPolicy(smoothing: 1, thresholdDBm: -75, marginDB: 6, dwell: .seconds(3)))
         table.observe(id: "a", name: nil, rssi: -60, at: .zero)
         table.observe(id: "b", name: nil, rssi: -70, at: .zero)
         for tick in 1...100 {

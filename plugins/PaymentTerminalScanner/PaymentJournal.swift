@@ -107,7 +107,9 @@ public final class PaymentJournal {
         guard newFD >= 0 else { throw .system(operation: "open", path: temporary, errno: errno) }
         do throws(JournalError) {
             try Self.writeAll(newFD, state.compactedRecords.flatMap(\.line), path: temporary)
-            guard fsync(newFD) == 0 else { throw JournalError.system(operation: "fsync", path: temporary, errno: errno) }
+            guard fsync(newFD) == 0 else {
+                throw JournalError.system(operation: "fsync", path: temporary, errno: errno)
+            }
         } catch {
             close(newFD)
             unlink(temporary)

@@ -59,7 +59,8 @@ public enum PaymentTerminalProfile {
         ]
         return GATTService(
             uuid: .deviceInformation,
-            characteristics: fields.map { GATTCharacteristic(uuid: $0.0, properties: [.read], value: Array($0.1.utf8)) })
+            characteristics: fields.map { GATTCharacteristic(uuid: $0.0, properties: [.read], value: Array($0.1.utf8)) }
+        )
     }
 
     /// Battery (0x180F): Battery Level (0x2A19, read and notify, one byte

@@ -92,7 +92,8 @@ public struct CurrencyCode: Hashable, Sendable, CustomStringConvertible {
     public init(_ text: String) throws(PaymentTerminalValueError) {
         let letters = Array(text.utf8)
         guard letters.count == 3, letters.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else {
-            throw PaymentTerminalValueError(field: "currency", "must be three uppercase letters (ISO 4217), not \"\(text)\"")
+            throw PaymentTerminalValueError(
+                field: "currency", "must be three uppercase letters (ISO 4217), not \"\(text)\"")
         }
         code = text
     }

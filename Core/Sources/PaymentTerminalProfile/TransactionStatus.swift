@@ -169,7 +169,8 @@ public struct TransactionStatus: Hashable, Sendable {
     private static func isValidAuthorizationCode(_ code: [UInt8]) -> Bool {
         (1...authorizationCodeWidth).contains(code.count)
             && code.allSatisfy {
-                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
             }
     }
 }

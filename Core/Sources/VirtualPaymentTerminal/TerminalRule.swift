@@ -56,7 +56,8 @@ public struct TerminalRule: Sendable, Hashable {
         }
         if let value = object["currency"] {
             guard let text = value.stringValue, let code = try? CurrencyCode(text) else {
-                throw VirtualTerminalConfigError(path: "\(path).currency", "expected three uppercase letters (ISO 4217)")
+                throw VirtualTerminalConfigError(
+                    path: "\(path).currency", "expected three uppercase letters (ISO 4217)")
             }
             currency = code
         }
@@ -70,7 +71,8 @@ public struct TerminalRule: Sendable, Hashable {
             throw VirtualTerminalConfigError(path: path, "needs at least one of amountAbove, currency, reference")
         }
         guard let text = object["outcome"]?.stringValue, let state = TransactionState(name: text), state.isFinal else {
-            throw VirtualTerminalConfigError(path: "\(path).outcome", "expected one of approved, declined, cancelled, failed")
+            throw VirtualTerminalConfigError(
+                path: "\(path).outcome", "expected one of approved, declined, cancelled, failed")
         }
         outcome = state
         reason = Self.defaultReason(for: state)

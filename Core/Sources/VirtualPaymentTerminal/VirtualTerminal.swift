@@ -82,7 +82,9 @@ public struct VirtualTerminal: Sendable {
     /// Handles a Payment Request write. Returns the statuses to indicate, in
     /// order (transactions that became final by `now`, then this one's);
     /// throws the ATT error to answer the write with.
-    public mutating func receivePaymentRequest(_ bytes: [UInt8], at now: Duration) throws(ATTError)
+    public mutating func receivePaymentRequest(
+        _ bytes: [UInt8], at now: Duration
+    ) throws(ATTError)
         -> [TransactionStatus]
     {
         let request: PaymentRequest
@@ -116,7 +118,9 @@ public struct VirtualTerminal: Sendable {
     /// Handles a Status Query write: the statuses to indicate (those that
     /// became final by `now`, then the one asked about, `unknown` when the
     /// terminal never received that id).
-    public mutating func receiveStatusQuery(_ bytes: [UInt8], at now: Duration) throws(ATTError)
+    public mutating func receiveStatusQuery(
+        _ bytes: [UInt8], at now: Duration
+    ) throws(ATTError)
         -> [TransactionStatus]
     {
         let decoded: StatusQuery

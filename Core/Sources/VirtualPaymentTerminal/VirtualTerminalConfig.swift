@@ -78,7 +78,9 @@ public struct VirtualTerminalConfig: Sendable, Hashable {
         latency = Duration.milliseconds(latencyMilliseconds)
         rules = []
         if let value = object["rules"] {
-            guard let array = value.arrayValue else { throw VirtualTerminalConfigError(path: "rules", "expected an array") }
+            guard let array = value.arrayValue else {
+                throw VirtualTerminalConfigError(path: "rules", "expected an array")
+            }
             for (index, element) in array.enumerated() {
                 rules.append(try TerminalRule(json: element, path: "rules[\(index)]"))
             }
@@ -94,14 +96,17 @@ public struct VirtualTerminalConfig: Sendable, Hashable {
         for (index, element) in array.enumerated() {
             guard let text = element.stringValue, let capability = TerminalCapabilities(name: text) else {
                 throw VirtualTerminalConfigError(
-                    path: "capabilities[\(index)]", "expected one of contactless, chip, magneticStripe, pinEntry, printer")
+                    path: "capabilities[\(index)]",
+                    "expected one of contactless, chip, magneticStripe, pinEntry, printer")
             }
             capabilities.insert(capability)
         }
         return capabilities
     }
 
-    static func string(_ object: JSONObject, _ key: String, maximum: Int, path: String? = nil)
+    static func string(
+        _ object: JSONObject, _ key: String, maximum: Int, path: String? = nil
+    )
         throws(VirtualTerminalConfigError) -> String?
     {
         guard let value = object[key] else { return nil }
@@ -111,12 +116,15 @@ public struct VirtualTerminalConfig: Sendable, Hashable {
         return text
     }
 
-    private static func integer(_ object: JSONObject, _ key: String, in range: ClosedRange<Int64>)
+    private static func integer(
+        _ object: JSONObject, _ key: String, in range: ClosedRange<Int64>
+    )
         throws(VirtualTerminalConfigError) -> Int64?
     {
         guard let value = object[key] else { return nil }
         guard let number = value.intValue, range.contains(number) else {
-            throw VirtualTerminalConfigError(path: key, "expected an integer from \(range.lowerBound) to \(range.upperBound)")
+            throw VirtualTerminalConfigError(
+                path: key, "expected an integer from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
     }
