@@ -26,6 +26,19 @@ import Testing
         #expect(PaymentTerminalProfile.minimumATTMTU == 28)
     }
 
+    @Test func theAdvertisementFitsLegacyLimitsWithTheLongestName() throws {
+        let name = String(repeating: "N", count: 29)
+        let (advertising, scanResponse) = try PaymentTerminalProfile.advertisement(localName: name)
+        #expect(try advertising.encode(limit: .legacy).count == 21)
+        #expect(try scanResponse.encode(limit: .legacy).count == 31)
+        #expect(PaymentTerminalProfile.announcesTerminal(advertising))
+        #expect(!PaymentTerminalProfile.announcesTerminal(scanResponse))
+        #expect(throws: PaymentTerminalValueError.self) {
+            try PaymentTerminalProfile.advertisement(localName: name + "N")
+        }
+        #expect(throws: PaymentTerminalValueError.self) { try PaymentTerminalProfile.advertisement(localName: "") }
+    }
+
     @Test func paymentRequestFixture() throws {
         let bytes = hex("01 \(idHex) e204000000000000 455552 06 4f52442d3432")
         #expect(euro(1250, "ORD-42").encoded() == bytes)

@@ -60,6 +60,20 @@ public struct VirtualTerminal: Sendable {
     /// The Terminal Info value.
     public var terminalInfoValue: [UInt8] { config.info.encoded() }
 
+    /// The advertisement and scan response to send (the name was checked
+    /// against ``PaymentTerminalProfile/maximumLocalNameLength`` with the config).
+    public var advertisement: (advertising: AdvertisingData, scanResponse: AdvertisingData) {
+        (try? PaymentTerminalProfile.advertisement(localName: config.name))
+            ?? (
+                AdvertisingData(flags: .leGeneralDiscoverable, serviceUUIDs: [PaymentTerminalProfile.serviceUUID]),
+                AdvertisingData()
+            )
+    }
+
+    /// Every service the terminal publishes: the Payment Terminal Service,
+    /// Device Information and Battery.
+    public var services: [GATTService] { PaymentTerminalProfile.services(for: config.info) }
+
     /// The Battery Level value.
     public var batteryLevelValue: [UInt8] { [config.batteryLevel] }
 

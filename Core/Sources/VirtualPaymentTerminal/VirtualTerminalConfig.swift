@@ -22,9 +22,8 @@ public struct VirtualTerminalConfigError: Error, Sendable, Hashable, CustomStrin
 /// A virtual terminal's settings: what it advertises, says about itself,
 /// and how it decides.
 public struct VirtualTerminalConfig: Sendable, Hashable {
-    /// The longest advertising name: what fits a legacy scan response
-    /// (31 bytes less the AD header).
-    public static let maximumNameLength = 29
+    /// The longest advertising name (``PaymentTerminalProfile/maximumLocalNameLength``).
+    public static let maximumNameLength = PaymentTerminalProfile.maximumLocalNameLength
 
     /// The advertised local name.
     public var name: String
