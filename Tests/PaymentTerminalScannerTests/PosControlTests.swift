@@ -1,3 +1,4 @@
+import GATT
 import JSON
 import PaymentTerminalProfile
 import PaymentTerminalScanner
@@ -109,5 +110,19 @@ import Testing
         #expect(ReconciliationPlanner.markUnknown(in: settled, why: "restart").isEmpty)
         let fresh = JournalState(replaying: [.accepted(pay, terminal: "T1", atMilliseconds: 0)])
         #expect(ReconciliationPlanner.markUnknown(in: fresh, why: "restart") == [.reconciling(id, why: "restart")])
+    }
+
+    @Test func writeRefusalsSettleAsFailedAndOtherErrorsReconcile() {
+        var generator = SplitMix(seed: 32)
+        let pay = request(500, "R", using: &generator)
+        let id = pay.transactionID
+        let state = JournalState(replaying: [.accepted(pay, terminal: "T1", atMilliseconds: 0)])
+        let failed = JournalRecord.final(TransactionStatus(transactionID: id, state: .failed, reason: .terminalError))
+        for refusal in [PaymentTerminalATTError.malformedValue, .init(0x80), .init(0x82)] {
+            #expect(ReconciliationPlanner.step(for: id, in: state, writeError: refusal) == .settle(failed))
+        }
+        for unknown in [PaymentTerminalATTError.busy, .unlikelyError, .insufficientResources] {
+            #expect(ReconciliationPlanner.step(for: id, in: state, writeError: unknown) == .wait)
+        }
     }
 }

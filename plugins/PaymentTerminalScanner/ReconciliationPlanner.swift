@@ -1,3 +1,4 @@
+import GATT
 import PaymentTerminalProfile
 
 /// What to do with a payment after a terminal answered a Status Query (or
@@ -37,6 +38,22 @@ public enum ReconciliationPlanner {
     public static func markUnknown(in state: JournalState, terminal: String? = nil, why: String) -> [JournalRecord] {
         state.unsettled.filter { $0.phase != .reconciling && (terminal == nil || $0.terminal == terminal) }
             .map { .reconciling($0.transactionID, why: why) }
+    }
+
+    /// How an ATT error answering the Payment Request write of `id` moves
+    /// it. The profile's refusals (0x80 unsupported version, 0x81 malformed,
+    /// 0x82 idempotency conflict) mean the terminal did not record this
+    /// request, so nothing was charged: settle it as failed
+    /// (``StatusReason/terminalError``). 0x83 busy and any other error
+    /// (a transport failure, a timeout) leave it unknown: reconcile it.
+    public static func step(for id: TransactionID, in state: JournalState, writeError: ATTError) -> ReconciliationStep {
+        guard let entry = state.payments[id], entry.phase != .final else { return .ignore }
+        let refusals = [
+            PaymentTerminalATTError.unsupportedVersion, PaymentTerminalATTError.malformedValue,
+            PaymentTerminalATTError.idempotencyConflict,
+        ]
+        guard refusals.contains(writeError) else { return .wait }
+        return .settle(.final(TransactionStatus(transactionID: id, state: .failed, reason: .terminalError)))
     }
 
     /// How `status`, received from `terminal`, moves the payment `id`.
