@@ -148,4 +148,57 @@ import VirtualPaymentTerminal
             }
         }
     }
+
+    @Test func aRestoredTerminalKeepsIdempotencyChargesAndPendingLatency() throws {
+        var terminal = try terminal(["latencyMs": 1000, "rules": [["amountAbove": 100, "outcome": "declined"]]])
+        var generator = SplitMix(seed: 5)
+        let approved = try PaymentRequest(
+            transactionID: .random(using: &generator), amount: 50, currency: CurrencyCode("EUR"), reference: "a")
+        let declined = try PaymentRequest(
+            transactionID: .random(using: &generator), amount: 500, currency: CurrencyCode("EUR"), reference: "b")
+        _ = try terminal.submit(approved, at: .zero)
+        _ = try terminal.submit(declined, at: .milliseconds(1500))
+        _ = terminal.advance(to: .milliseconds(1500))
+        let saved = try JSON(parsing: terminal.snapshot(at: .milliseconds(1800)).serialized())
+        var restored = try VirtualTerminal(config: terminal.config, restoring: saved, at: .seconds(100))
+        #expect(restored.ledger.count(for: approved.transactionID) == 1)
+        #expect(restored.status(of: declined.transactionID)?.state == .pending)
+        #expect(restored.nextDeadline == .seconds(100) + .milliseconds(700))
+        #expect(try restored.submit(approved, at: .seconds(100)).last?.state == .approved)
+        #expect(throws: PaymentTerminalATTError.idempotencyConflict) {
+            try restored.submit(euro(7, id: approved.transactionID), at: .seconds(100))
+        }
+        #expect(restored.advance(to: .seconds(101)).map(\.state) == [.declined])
+        #expect(restored.ledger.totalCharges == 1)
+        let next = try PaymentRequest(
+            transactionID: .random(using: &generator), amount: 5, currency: CurrencyCode("EUR"), reference: "c")
+        _ = try restored.submit(next, at: .seconds(101))
+        #expect(restored.advance(to: .seconds(103)).first?.authorizationCode == "A00002")
+    }
+
+    @Test func aDamagedSnapshotIsATypedErrorNamingTheField() throws {
+        let config = try VirtualTerminalConfig(json: [:])
+        let cases: [(JSON, String)] = [
+            (["v": 2], "v"),
+            (["v": 1, "approvals": 0, "transactions": [["request": "zz"]]], "transactions[0].request"),
+            (
+                [
+                    "v": 1, "approvals": 0,
+                    "transactions": [["request": .string(hexString(euro(5).encoded())), "status": "01"]],
+                ], "transactions[0].status"
+            ),
+        ]
+        for (json, path) in cases {
+            do {
+                _ = try VirtualTerminal(config: config, restoring: json, at: .zero)
+                Issue.record("restored \(json.serialized())")
+            } catch {
+                #expect(error.path == path)
+            }
+        }
+    }
+}
+
+func hexString(_ bytes: [UInt8]) -> String {
+    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
 }

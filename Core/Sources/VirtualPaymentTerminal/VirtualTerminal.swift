@@ -5,9 +5,9 @@ import PaymentTerminalProfile
 /// to prove that nothing is charged twice.
 public struct ChargeLedger: Sendable, Hashable {
     /// Charges per transaction id (absent: never charged).
-    public private(set) var charges: [TransactionID: Int] = [:]
+    public internal(set) var charges: [TransactionID: Int] = [:]
     /// The sum charged, per currency, in minor units.
-    public private(set) var totals: [CurrencyCode: UInt64] = [:]
+    public internal(set) var totals: [CurrencyCode: UInt64] = [:]
 
     /// An empty ledger.
     public init() {}
@@ -47,10 +47,10 @@ public struct VirtualTerminal: Sendable {
     /// The settings.
     public private(set) var config: VirtualTerminalConfig
     /// What was charged.
-    public private(set) var ledger = ChargeLedger()
-    private var entries: [TransactionID: Entry] = [:]
-    private var pendingOrder: [TransactionID] = []
-    private var approvals = 0
+    public internal(set) var ledger = ChargeLedger()
+    var entries: [TransactionID: Entry] = [:]
+    var pendingOrder: [TransactionID] = []
+    var approvals = 0
 
     /// A terminal with no transactions.
     public init(config: VirtualTerminalConfig) {
