@@ -79,7 +79,12 @@ import Testing
         #expect(
             posTerminalsJSON(table)
                 == [
-                    "terminals": [["id": "T1", "rssi": -50, "selected": true, "name": "Lane 1", "battery": .null]],
+                    "terminals": [
+                        [
+                            "id": "T1", "rssi": -50, "selected": true, "name": "Lane 1", "battery": .null,
+                            "terminalId": .null,
+                        ]
+                    ],
                     "selected": "T1",
                 ])
         #expect(PosError.paymentUnknown(open.transactionID, why: "link lost").code == 1003)

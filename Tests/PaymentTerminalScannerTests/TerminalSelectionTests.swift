@@ -1,3 +1,4 @@
+import PaymentTerminalProfile
 import PaymentTerminalScanner
 import Testing
 
@@ -111,5 +112,20 @@ import Testing
         #expect(table.selected == "near")
         table.setBatteryLevel(77, for: "near")
         #expect(table.entry("near")?.batteryLevel == 77)
+    }
+
+    @Test func operatorsNameATerminalByIDTerminalIDOrName() throws {
+        var table = TerminalTable(policy: policy)
+        table.observe(id: "dev_AA", name: "Lane 1", rssi: -50, at: .zero)
+        table.observe(id: "dev_BB", name: "Lane 2", rssi: -60, at: .zero)
+        table.observe(id: "dev_CC", name: "Lane 2", rssi: -60, at: .zero)
+        table.setInfo(
+            try TerminalInfo(terminalID: "T-7", vendor: "", model: "", firmware: "", capabilities: []), for: "dev_BB")
+        #expect(table.resolve("dev_CC") == "dev_CC")
+        #expect(table.resolve("T-7") == "dev_BB")
+        #expect(table.resolve("Lane 1") == "dev_AA")
+        #expect(table.resolve("Lane 2") == nil)  // ambiguous
+        #expect(table.resolve("nowhere") == nil)
+        #expect(table.entry("dev_BB")?.info?.terminalID == "T-7")
     }
 }

@@ -162,6 +162,7 @@ public func posTerminalsJSON(_ table: TerminalTable) -> JSON {
         ]
         object["name"] = entry.name.map(JSON.string) ?? .null
         object["battery"] = entry.batteryLevel.map { .int(Int64($0)) } ?? .null
+        object["terminalId"] = entry.info.map { .string($0.terminalID) } ?? .null
         return .object(object)
     }
     return ["terminals": .array(terminals), "selected": table.selected.map(JSON.string) ?? .null]

@@ -1,3 +1,5 @@
+import PaymentTerminalProfile
+
 /// How the terminal table smooths RSSI and chooses the nearest terminal.
 public struct SelectionPolicy: Sendable, Hashable {
     /// EWMA weight of a new RSSI sample, in (0, 1]: 1 keeps only the latest.
@@ -39,6 +41,9 @@ public struct TerminalEntry: Sendable, Hashable {
     public var lastSeen: Duration
     /// Battery level 0 ... 100, once read.
     public var batteryLevel: UInt8?
+    /// Terminal Info, once read on connect. Its `terminalID` is the
+    /// terminal's identity in the journal: it survives address changes.
+    public var info: TerminalInfo?
 }
 
 /// How the table chooses its terminal.
@@ -91,7 +96,8 @@ public struct TerminalTable: Sendable {
             entries[id] = entry
         } else {
             entries[id] = TerminalEntry(
-                id: id, name: name, smoothedRSSI: Double(rssi), lastRSSI: rssi, lastSeen: now, batteryLevel: nil)
+                id: id, name: name, smoothedRSSI: Double(rssi), lastRSSI: rssi, lastSeen: now, batteryLevel: nil,
+                info: nil)
         }
         evaluate(at: now)
     }
@@ -99,6 +105,22 @@ public struct TerminalTable: Sendable {
     /// Records a battery level read from `id`.
     public mutating func setBatteryLevel(_ level: UInt8, for id: String) {
         entries[id]?.batteryLevel = level
+    }
+
+    /// Records the Terminal Info read from `id`.
+    public mutating func setInfo(_ info: TerminalInfo, for id: String) {
+        entries[id]?.info = info
+    }
+
+    /// The peripheral id of the terminal an operator named: by peripheral
+    /// id, else by Terminal Info id, else by advertised name (nil when none
+    /// or more than one matches).
+    public func resolve(_ name: String) -> String? {
+        if entries[name] != nil { return name }
+        let byInfo = entries.values.filter { $0.info?.terminalID == name }
+        if byInfo.count == 1 { return byInfo[0].id }
+        let byName = entries.values.filter { $0.name == name }
+        return byName.count == 1 ? byName[0].id : nil
     }
 
     /// Expires stale terminals and re-evaluates the choice.
