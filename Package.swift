@@ -33,6 +33,11 @@ let package = Package(
         // plugin product with entry points once the BLE API is in the core.
         .target(
             name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", swiftSettings: strict),
+        // The payment-terminal scanner's pure logic (terminal table, journal, reconciliation, pos.*
+        // params); becomes a .dynamic plugin product with an entry point once the BLE API lands.
+        .target(
+            name: "PaymentTerminalScanner", dependencies: [core], path: "plugins/PaymentTerminalScanner",
+            swiftSettings: strict),
         .target(
             name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: strict),
@@ -54,6 +59,9 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
+        .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(
+            name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner"], swiftSettings: strict),
         .testTarget(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
             exclude: ["Fixtures"], swiftSettings: strict),
