@@ -15,7 +15,8 @@ struct DBusMappingTests {
         #expect(PropertyValue(dbus: .bytes([1, 2])) == .bytes([1, 2]))
         #expect(PropertyValue(dbus: .array(.byte, [.byte(3)])) == .bytes([3]))
         #expect(PropertyValue(dbus: .array(.string, [.string("a")])) == .array([.string("a")]))
-        let manufacturer = DBusValue.dictionary(key: .uint16, value: .variant, [(.uint16(0xFFFF), .variant(.bytes([0x70])))])
+        let manufacturer = DBusValue.dictionary(
+            key: .uint16, value: .variant, [(.uint16(0xFFFF), .variant(.bytes([0x70])))])
         #expect(PropertyValue(dbus: manufacturer) == .dictionary([.uint(0xFFFF): .bytes([0x70])]))
         #expect(PropertyValue(dbus: .signature(DBusSignature.empty)) == nil)
     }
@@ -30,7 +31,10 @@ struct DBusMappingTests {
         let tree = DBusValue.dictionary(
             key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)),
             [(.objectPath(try! ObjectPath("/org/bluez/hci0")), interfaces)])
-        #expect(BlueZDecoding.managedObjects(tree) == ["/org/bluez/hci0": [BlueZInterface.adapter: ["Powered": .bool(true)]]])
+        #expect(
+            BlueZDecoding.managedObjects(tree) == [
+                "/org/bluez/hci0": [BlueZInterface.adapter: ["Powered": .bool(true)]]
+            ])
     }
 
     @Test("BlueZ errors keep their name; InProgress stays inProgress; bus errors map to their codes")
@@ -39,7 +43,8 @@ struct DBusMappingTests {
         #expect(inProgress.code == .inProgress)
         #expect(inProgress.bluezError?.name == .inProgress)
         #expect(BLEError(dbus: DBusError(.accessDenied)).code == .unauthorized)
-        #expect(BLEError(dbus: DBusError(.accessDenied)).bluezError?.name.rawValue == DBusError.Name.accessDenied.rawValue)
+        #expect(
+            BLEError(dbus: DBusError(.accessDenied)).bluezError?.name.rawValue == DBusError.Name.accessDenied.rawValue)
         #expect(BLEError(dbus: DBusError(.noReply)).code == .timeout)
         #expect(BLEError(dbus: DBusError(.serviceUnknown)).code == .unavailable)
         #expect(BLEError(dbus: DBusError(.unknownObject)).code == .notConnected)
