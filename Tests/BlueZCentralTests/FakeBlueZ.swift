@@ -11,19 +11,23 @@ final class FakeBlueZ: Sendable {
     static let devicePath = "/org/bluez/hci0/dev_11_22_33_44_55_66"
 
     let connection: DBusConnection
+    let gatt: FakeGATT
     let calls: AsyncStream<String>
     private let callSink: AsyncStream<String>.Continuation
 
-    private init(connection: DBusConnection) {
+    private init(connection: DBusConnection, refuseAcquire: Bool) {
         self.connection = connection
+        self.gatt = FakeGATT(refuseAcquire: refuseAcquire)
         (calls, callSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     /// Exports the tree and takes the name `org.bluez`; with `refuseEveryone`
     /// every call is answered AccessDenied (a bus policy that keeps us out).
-    static func start(on bus: PrivateBus, refuseEveryone: Bool = false) async throws -> FakeBlueZ {
+    static func start(
+        on bus: PrivateBus, refuseEveryone: Bool = false, refuseAcquire: Bool = false
+    ) async throws -> FakeBlueZ {
         let connection = try await bus.connect()
-        let fake = FakeBlueZ(connection: connection)
+        let fake = FakeBlueZ(connection: connection, refuseAcquire: refuseAcquire)
         let authorize: ObjectServer.Authorizer?
         if refuseEveryone { authorize = { _ in false } } else { authorize = nil }
         connection.objects.addObjectManager(at: .root, authorize: authorize)
@@ -68,6 +72,7 @@ final class FakeBlueZ: Sendable {
         guard !connection.objects.paths.contains(path) else { return }
         let device = try ExportedInterface(
             BlueZInterface.device,
+            methods: try gatt.deviceMethods { [weak self] in self?.connection.objects },
             properties: [
                 try ExportedProperty("Address", type: .string, value: .string("11:22:33:44:55:66")),
                 try ExportedProperty("AddressType", type: .string, value: .string("public")),
