@@ -97,7 +97,10 @@ func run() async throws {
     else { throw StepFailure(description: "no Heart Rate Measurement / Control Point") }
     let stream = peripheral.notifications(for: measurement)
     try await peripheral.setNotifyValue(true, for: measurement)
-    log("notify: subscribed via \(notifyMode == "acquire" ? "AcquireNotify (fallback StartNotify)" : "StartNotify")")
+    let transport = backend.notifyTransport(of: measurement.objectPath)
+    log("notify: subscribed, transport \(transport.map { "\($0)" } ?? "none")")
+    try expect(
+        transport == (notifyMode == "acquire" ? .acquiredSocket : .startNotify), "notify transport \(notifyMode)")
     var count = 0
     for await value in stream {
         count += 1
@@ -123,7 +126,10 @@ func run() async throws {
     }
     do {
         try await backend.writeValue(attribute: controlPoint.objectPath, value: [1], type: .withoutResponse)
-        log("write without response (backend): accepted")
+        log(
+            "write without response (backend): accepted by bluetoothd, "
+                + (backend.hasWriteSocket(for: controlPoint.objectPath)
+                    ? "through an AcquireWrite socket" : "AcquireWrite refused, WriteValue type=command"))
     } catch {
         log("write without response (backend, AcquireWrite then WriteValue command): \(error)")
     }

@@ -164,3 +164,29 @@ extension BlueZCentralBackend {
         fds.forEach { loop.remove(fd: $0) }
     }
 }
+
+/// How notifications of a characteristic reach the backend.
+public enum NotifyTransport: Hashable, Sendable {
+    /// An AcquireNotify socket (one packet per value).
+    case acquiredSocket
+    /// StartNotify, values as PropertiesChanged on `Value`.
+    case startNotify
+}
+
+extension BlueZCentralBackend {
+    /// How `characteristic` notifies now, or nil when it does not (for
+    /// diagnostics and tests).
+    public func notifyTransport(of characteristic: String) -> NotifyTransport? {
+        sockets.withLock { sockets in
+            if sockets.notify[characteristic] != nil { return .acquiredSocket }
+            if sockets.started.contains(characteristic) { return .startNotify }
+            return nil
+        }
+    }
+
+    /// Whether writes without response to `characteristic` go through an
+    /// AcquireWrite socket now.
+    public func hasWriteSocket(for characteristic: String) -> Bool {
+        sockets.withLock { $0.write[characteristic] != nil }
+    }
+}
