@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "NoEntryPointPlugin", type: .dynamic, targets: ["NoEntryPointPlugin"]),
         .library(name: "OneCopyProbe", type: .dynamic, targets: ["OneCopyProbe"]),
         .library(name: "StuckPlugin", type: .dynamic, targets: ["StuckPlugin"]),
+        .executable(name: "blesim", targets: ["blesim"]),
     ],
     dependencies: [.package(path: "Core")],
     targets: [
@@ -47,6 +48,9 @@ let package = Package(
             name: "OneCopyProbe", dependencies: [core], path: "Tests/Fixtures/OneCopyProbe", swiftSettings: strict),
         .target(
             name: "StuckPlugin", dependencies: [core], path: "Tests/Fixtures/StuckPlugin", swiftSettings: strict),
+        // blesim: pure simulation logic (no I/O) and the executable serving org.bluez.
+        .target(name: "SimCore", dependencies: [core], swiftSettings: strict),
+        .executableTarget(name: "blesim", dependencies: ["SimCore", core], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
@@ -59,5 +63,8 @@ let package = Package(
         .testTarget(
             name: "BlectlTests", dependencies: [core, "ControlProtocol", "bleagent", "blectl"],
             swiftSettings: strict),
+        .testTarget(
+            name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "BlesimTests", dependencies: [core], exclude: ["Fixtures"], swiftSettings: strict),
     ]
 )
