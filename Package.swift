@@ -26,6 +26,10 @@ let package = Package(
         // The agent apart from its entry point: config, control server, sd_notify, signals.
         .target(name: "AgentCore", dependencies: [core, "ControlProtocol", "CLinux"], swiftSettings: strict),
         .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
+        // A peripheral on BlueZ for the VM payloads (Tests/VM/peripheral-*.sh).
+        .executableTarget(
+            name: "bleprobe-peripheral", dependencies: [core], path: "Tests/VM/bleprobe-peripheral",
+            swiftSettings: strict),
         .executableTarget(name: "blectl", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
         // The sensor aggregator's pure logic (issue 7); it becomes a .dynamic
@@ -49,6 +53,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "BlueZPeripheralTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
         .testTarget(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],

@@ -10,7 +10,7 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 let package = Package(
     name: "BLECore",
     products: [
-        .library(name: "BLECore", type: .dynamic, targets: ["JSON", "DBus", "GATT", "BLE", "RoleKit"])
+        .library(name: "BLECore", type: .dynamic, targets: ["JSON", "DBus", "GATT", "BLE", "RoleKit", "BlueZ"])
     ],
     targets: [
         .systemLibrary(
@@ -26,5 +26,7 @@ let package = Package(
         .target(name: "BLE", dependencies: ["GATT", "JSON"], swiftSettings: strict),
         // What a role plugin sees: RolePlugin, RoleContext, PluginDescriptor, the ABI version.
         .target(name: "RoleKit", dependencies: ["JSON", "GATT"], swiftSettings: strict),
+        // The BLE backends over bluetoothd's D-Bus API (BlueZ 5.66).
+        .target(name: "BlueZ", dependencies: ["DBus", "BLE", "GATT"], swiftSettings: strict),
     ]
 )
