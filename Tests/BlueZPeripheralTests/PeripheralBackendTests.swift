@@ -19,7 +19,8 @@ struct Rig {
                 uuid: .batteryLevel, properties: [.read, .notify],
                 descriptors: [
                     GATTDescriptor(uuid: BluetoothUUID(uuid16: 0x2902), permissions: [.readable, .writeable]),
-                    GATTDescriptor(uuid: BluetoothUUID(uuid16: 0x2901), permissions: [.readable], value: Array("lvl".utf8)),
+                    GATTDescriptor(
+                        uuid: BluetoothUUID(uuid16: 0x2901), permissions: [.readable], value: Array("lvl".utf8)),
                 ]),
             GATTCharacteristic(uuid: BluetoothUUID(uuid16: 0x2A1A), properties: [.read, .write]),
         ])
@@ -35,7 +36,8 @@ struct Rig {
     }
 }
 
-func applicationRegistered(_ events: inout AsyncStream<FakeBluetoothd.Event>.Iterator) async -> (ObjectPath, DBusValue)? {
+func applicationRegistered(_ events: inout AsyncStream<FakeBluetoothd.Event>.Iterator) async -> (ObjectPath, DBusValue)?
+{
     while let event = await events.next() {
         if case .applicationRegistered(let root, let objects) = event { return (root, objects) }
     }
@@ -105,11 +107,15 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
             let stranger = try await bus.connect()
             let target = try #require(rig.backend.connection.uniqueName)
             for (path, interface, member, arguments) in [
-                (root.rawValue + Rig.levelPath, "org.bluez.GattCharacteristic1", "ReadValue",
-                 [DBusValue.dictionary(key: .string, value: .variant, [])]),
+                (
+                    root.rawValue + Rig.levelPath, "org.bluez.GattCharacteristic1", "ReadValue",
+                    [DBusValue.dictionary(key: .string, value: .variant, [])]
+                ),
                 (root.rawValue, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", []),
-                (root.rawValue + Rig.levelPath, "org.freedesktop.DBus.Properties", "GetAll",
-                 [.string("org.bluez.GattCharacteristic1")]),
+                (
+                    root.rawValue + Rig.levelPath, "org.freedesktop.DBus.Properties", "GetAll",
+                    [.string("org.bluez.GattCharacteristic1")]
+                ),
             ] {
                 await #expect(throws: DBusError.self) {
                     do {
@@ -218,7 +224,8 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
             }
             #expect(properties["Type"]?.stringValue == "peripheral")
             #expect(properties["LocalName"]?.stringValue == "bat")
-            #expect(properties["ServiceUUIDs"]?.arrayValue?.compactMap(\.stringValue) == [BluetoothUUID.battery.uuidString])
+            #expect(
+                properties["ServiceUUIDs"]?.arrayValue?.compactMap(\.stringValue) == [BluetoothUUID.battery.uuidString])
 
             // bluetoothd goes away and a new one (another unique name) takes org.bluez.
             let states = rig.manager.stateUpdates()

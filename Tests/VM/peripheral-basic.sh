@@ -20,7 +20,9 @@ bluez_up_any() {
     bluez_wait 60 "system bus" test -S /run/dbus/system_bus_socket || return 1
     btvirt -l3 > /lab-out/btvirt.log 2>&1 & BLUEZ_PIDS+=($!)
     bluez_wait 60 "controllers" test -e /sys/class/bluetooth/hci2 || return 1
-    /usr/libexec/bluetooth/bluetoothd -n > /lab-out/bluetoothd.log 2>&1 & BLUEZ_PIDS+=($!)
+    [ "${LAB_MONITOR:-0}" = 1 ] && { dbus-monitor --system > /lab-out/dbus-monitor.log 2>&1 & BLUEZ_PIDS+=($!); }
+    local dbg=(); [ "${LAB_BLUEZ_DEBUG:-0}" = 1 ] && dbg=(-d)
+    /usr/libexec/bluetooth/bluetoothd -n "${dbg[@]}" > /lab-out/bluetoothd.log 2>&1 & BLUEZ_PIDS+=($!)
     local found=0 i
     for i in $(seq 1 600); do
         found=$(dbus-send --system --print-reply --dest=org.bluez / org.freedesktop.DBus.ObjectManager.GetManagedObjects 2>/dev/null |

@@ -117,10 +117,33 @@ let notifier = Task {
     }
 }
 
-// Run until stdin closes (the payload closes it to stop us).
-await Task.detached {
-    while let line = readLine() { log("stdin: \(line)") }
-}.value
+// Run until stdin closes (the payload closes it to stop us). The blocking
+// reads run on a thread of their own: the cooperative pool may have a single
+// thread in the VM, and the D-Bus handlers need it.
+final class StdinWatch: Sendable {
+    let done: CheckedContinuation<Void, Never>
+    init(_ done: CheckedContinuation<Void, Never>) { self.done = done }
+}
+await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+    let watch = Unmanaged.passRetained(StdinWatch(done)).toOpaque()
+    var thread = pthread_t()
+    let status = pthread_create(
+        &thread, nil,
+        { raw in
+            guard let raw else { return nil }
+            let watch = Unmanaged<StdinWatch>.fromOpaque(raw).takeRetainedValue()
+            while let line = readLine() { log("stdin: \(line)") }
+            watch.done.resume()
+            return nil
+        }, watch)
+    if status == 0 {
+        pthread_detach(thread)
+    } else {
+        Unmanaged<StdinWatch>.fromOpaque(watch).release()
+        log("no stdin thread (\(status)); stopping")
+        done.resume()
+    }
+}
 log("stopping")
 try? await manager.stopAdvertising()
 await backend.shutdown()

@@ -16,7 +16,9 @@ public enum AdvertisementProperties {
             result.append(("ServiceUUIDs", .array(.string, data.serviceUUIDs.map { .string($0.uuidString) })))
         }
         if !data.manufacturerData.isEmpty {
-            let entries = data.manufacturerData.map { (key: DBusValue.uint16($0.key), value: DBusValue.variant(.bytes($0.value))) }
+            let entries = data.manufacturerData.map {
+                (key: DBusValue.uint16($0.key), value: DBusValue.variant(.bytes($0.value)))
+            }
             result.append(("ManufacturerData", .dictionary(key: .uint16, value: .variant, entries)))
         }
         if !data.serviceData.isEmpty {
@@ -27,7 +29,8 @@ public enum AdvertisementProperties {
         }
         if let name = data.localName { result.append(("LocalName", .string(name))) }
         if let appearance = data.appearance { result.append(("Appearance", .uint16(appearance))) }
-        let discoverable = data.flags.map { !$0.isDisjoint(with: [.generalDiscoverable, .limitedDiscoverable]) } ?? true
+        let discoverable =
+            data.flags.map { !$0.isDisjoint(with: [.generalDiscoverable, .limitedDiscoverable]) } ?? true
         result.append(("Discoverable", .boolean(discoverable)))
         if let power = data.txPower {
             result.append(("Includes", .array(.string, [.string("tx-power")])))

@@ -68,8 +68,11 @@ extension BlueZPeripheralBackend {
             let objects = try reply.arguments().first?.dictionaryEntries ?? []
             var adapters: [ManagerStateMachine.Adapter] = []
             for entry in objects {
-                guard let path = entry.key.stringValue, let adapter = entry.value["org.bluez.Adapter1"] else { continue }
-                adapters.append(ManagerStateMachine.Adapter(path: path, powered: adapter["Powered"]?.boolValue ?? false))
+                guard let path = entry.key.stringValue, let adapter = entry.value["org.bluez.Adapter1"] else {
+                    continue
+                }
+                adapters.append(
+                    ManagerStateMachine.Adapter(path: path, powered: adapter["Powered"]?.boolValue ?? false))
                 if let address = adapter["Address"]?.stringValue {
                     state.withLock { $0.adapterAddresses[path] = address }
                 }

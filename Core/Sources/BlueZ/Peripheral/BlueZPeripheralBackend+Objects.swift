@@ -36,7 +36,8 @@ extension BlueZPeripheralBackend {
             properties.append(try Self.constant(name, value))
         }
         // Value: set for every notification; PropertiesChanged carries it.
-        properties.append(try ExportedProperty("Value", type: .array(.byte), value: entry.characteristic.value.map { .bytes($0) }))
+        properties.append(
+            try ExportedProperty("Value", type: .array(.byte), value: entry.characteristic.value.map { .bytes($0) }))
         let staticValue = entry.characteristic.value
         let id = entry.id
         let path = entry.path
@@ -44,8 +45,10 @@ extension BlueZPeripheralBackend {
             entry.characteristic.properties.contains(.writeWithoutResponse)
                 && !entry.characteristic.properties.contains(.write) ? .withoutResponse : .withResponse
         let methods = [
-            try ExportedMethod("ReadValue", inputs: [DBusArgument("options", .dictionary(key: .string, value: .variant))],
-                outputs: [DBusArgument("value", .array(.byte))]) { [weak self] call in
+            try ExportedMethod(
+                "ReadValue", inputs: [DBusArgument("options", .dictionary(key: .string, value: .variant))],
+                outputs: [DBusArgument("value", .array(.byte))]
+            ) { [weak self] call in
                 let options = try Self.options(of: call, at: 0)
                 if let staticValue {
                     guard options.offset <= staticValue.count else {
@@ -56,9 +59,13 @@ extension BlueZPeripheralBackend {
                 guard let self else { throw DBusError(.failed, "the peripheral is gone") }
                 return try await self.request(id, adapter: adapter, options: options, value: [], write: nil)
             },
-            try ExportedMethod("WriteValue", inputs: [
-                DBusArgument("value", .array(.byte)), DBusArgument("options", .dictionary(key: .string, value: .variant)),
-            ]) { [weak self] call in
+            try ExportedMethod(
+                "WriteValue",
+                inputs: [
+                    DBusArgument("value", .array(.byte)),
+                    DBusArgument("options", .dictionary(key: .string, value: .variant)),
+                ]
+            ) { [weak self] call in
                 let options = try Self.options(of: call, at: 1)
                 // A prepared write bluetoothd asks us to authorize: accepted; the
                 // value itself arrives with the execute.
@@ -89,17 +96,23 @@ extension BlueZPeripheralBackend {
     private func descriptorInterface(_ entry: GATTApplicationLayout.Descriptor) throws -> ExportedInterface {
         let value = entry.descriptor.value ?? []
         let methods = [
-            try ExportedMethod("ReadValue", inputs: [DBusArgument("options", .dictionary(key: .string, value: .variant))],
-                outputs: [DBusArgument("value", .array(.byte))]) { call in
+            try ExportedMethod(
+                "ReadValue", inputs: [DBusArgument("options", .dictionary(key: .string, value: .variant))],
+                outputs: [DBusArgument("value", .array(.byte))]
+            ) { call in
                 let options = try Self.options(of: call, at: 0)
                 guard options.offset <= value.count else {
                     throw PeripheralErrors.reply(for: .invalidOffset, access: .read)
                 }
                 return [.bytes(Array(value[options.offset...]))]
             },
-            try ExportedMethod("WriteValue", inputs: [
-                DBusArgument("value", .array(.byte)), DBusArgument("options", .dictionary(key: .string, value: .variant)),
-            ]) { _ in
+            try ExportedMethod(
+                "WriteValue",
+                inputs: [
+                    DBusArgument("value", .array(.byte)),
+                    DBusArgument("options", .dictionary(key: .string, value: .variant)),
+                ]
+            ) { _ in
                 throw PeripheralErrors.reply(for: .requestNotSupported, access: .write)
             },
         ]

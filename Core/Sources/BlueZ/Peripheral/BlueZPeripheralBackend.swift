@@ -214,7 +214,9 @@ public final class BlueZPeripheralBackend: PeripheralBackend {
             guard state.window.take() else { return .full }
             let properties = entry.characteristic.properties
             let indicates = properties.contains(.indicate) && !properties.contains(.notify)
-            guard indicates, state.notifying[characteristic, default: 0] > 0 else { return .sent(entry.path, token: nil) }
+            guard indicates, state.notifying[characteristic, default: 0] > 0 else {
+                return .sent(entry.path, token: nil)
+            }
             let token = state.nextToken
             state.nextToken += 1
             state.unconfirmed[entry.path, default: []].append(token)

@@ -18,7 +18,8 @@ enum PeripheralErrors {
         case .serviceUnknown, .nameHasNoOwner, .noReply, .disconnected, .noServer, .timeout, .timedOut:
             return BLEError(.unavailable, message: "\(what): \(dbus)")
         default:
-            let bluez = BlueZError(BlueZError.Name(rawValue: dbus.name.rawValue), dbus.message.isEmpty ? nil : dbus.message)
+            let bluez = BlueZError(
+                BlueZError.Name(rawValue: dbus.name.rawValue), dbus.message.isEmpty ? nil : dbus.message)
             var result = BLEError(bluez: bluez)
             result.message = "\(what): \(dbus)"
             return result
