@@ -19,6 +19,7 @@ public final class Agent: Sendable {
     private let configPath: String
     private let bus: EventBus
     private let roleHost: RoleHost
+    private let backends: BackendFactory?
     private let loop: EventLoop
     private let notifier: SystemdNotifier?
     private let started = SystemdNotifier.monotonicMicroseconds()
@@ -28,9 +29,10 @@ public final class Agent: Sendable {
     /// An agent running `config`, read from `configPath` (re-read on reload),
     /// whose role runs in `roleHost`.
     public init(
-        config: AgentConfig, configPath: String, bus: EventBus, roleHost: RoleHost, loop: EventLoop,
-        notifier: SystemdNotifier?, log: @escaping @Sendable (String) -> Void
+        config: AgentConfig, configPath: String, bus: EventBus, roleHost: RoleHost, backends: BackendFactory? = nil,
+        loop: EventLoop, notifier: SystemdNotifier?, log: @escaping @Sendable (String) -> Void
     ) {
+        self.backends = backends
         self.state = Mutex(State(config: config))
         self.configPath = configPath
         self.bus = bus
@@ -90,6 +92,7 @@ public final class Agent: Sendable {
             "role": .string(config.role.rawValue),
             "backend": .string(config.backend.rawValue),
             "adapter": .string(config.adapter),
+            "sim": backends?.simBusAddress.map { ["busAddress": .string($0)] } ?? .null,
             "plugin": config.selectedRole.map { .string($0.plugin) } ?? .null,
             "roleState": roleHost.status.json,
         ]
@@ -143,8 +146,9 @@ public final class Agent: Sendable {
         log("stopping: \(reason)")
         try? notifier?.stopping()
         bus.publish(.state, stateEvent("stopping", trigger: reason))
-        Task { [roleHost, loop] in
+        Task { [roleHost, backends, loop] in
             await roleHost.stop(trigger: reason)
+            await backends?.shutdown()
             // Let the events reach the loop's queue before the loop stops.
             loop.execute { loop.stop() }
         }

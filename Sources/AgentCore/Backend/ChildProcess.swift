@@ -19,7 +19,9 @@ final class ChildProcess: Sendable {
     /// Starts `executable` with `arguments` (argv[1...]).
     init(executable: String, arguments: [String], name: String) throws(ProcessFailure) {
         var fds: [Int32] = [0, 0]
-        guard pipe2(&fds, O_CLOEXEC) == 0 else { throw ProcessFailure("\(name): pipe: \(Self.errnoText())") }
+        guard pipe(&fds) == 0 else { throw ProcessFailure("\(name): pipe: \(Self.errnoText())") }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
         posix_spawn_file_actions_init(&actions)

@@ -24,11 +24,11 @@ final class SimEnvironment: Sendable {
 
     /// Starts the bus, waits for its address, starts blesim on it and waits
     /// for its ready line (events, each with `readyDeadline`).
-    static func start(_ settings: AgentConfig.Sim, log: @Sendable (String) -> Void) async throws(ProcessFailure)
-        -> SimEnvironment
-    {
+    static func start(
+        _ settings: AgentConfig.Sim, configured: AgentConfig.Sim, log: @Sendable (String) -> Void
+    ) async throws(ProcessFailure) -> SimEnvironment {
         let result = await BlockingCall.run { () -> Result<SimEnvironment, ProcessFailure> in
-            Result { () throws(ProcessFailure) in try startBlocking(settings, log: { _ in }) }
+            Result { () throws(ProcessFailure) in try startBlocking(settings, configured: configured) }
         }
         let environment = try result.get()
         log(
@@ -37,7 +37,7 @@ final class SimEnvironment: Sendable {
         return environment
     }
 
-    private static func startBlocking(_ settings: AgentConfig.Sim, log: (String) -> Void) throws(ProcessFailure)
+    private static func startBlocking(_ settings: AgentConfig.Sim, configured: AgentConfig.Sim) throws(ProcessFailure)
         -> SimEnvironment
     {
         try makeDirectory(settings.runtimeDirectory)
@@ -52,14 +52,14 @@ final class SimEnvironment: Sendable {
         let blesim: ChildProcess
         do {
             blesim = try ChildProcess(
-                executable: settings.binary, arguments: ["--address", address, "--scenario", settings.scenario],
+                executable: settings.binary ?? "blesim", arguments: ["--address", address, "--scenario", settings.scenario],
                 name: "blesim")
             _ = try blesim.waitForLine(within: settings.readyDeadline) { $0.hasPrefix("blesim: ready") }
         } catch {
             bus.terminate(within: .seconds(5))
             throw error
         }
-        return SimEnvironment(settings: settings, busAddress: address, bus: bus, blesim: blesim)
+        return SimEnvironment(settings: configured, busAddress: address, bus: bus, blesim: blesim)
     }
 
     /// Stops blesim, then the bus (SIGTERM, SIGKILL after 5 s), and reaps both.
