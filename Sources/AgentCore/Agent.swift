@@ -82,7 +82,7 @@ public final class Agent: Sendable {
     public func status() -> JSON {
         let config = self.config
         let uptime = (SystemdNotifier.monotonicMicroseconds() - started) / 1_000_000
-        return [
+        var result: JSON = [
             "agent": "bleagent",
             "version": .string(Self.version),
             "apiVersion": .int(ControlAPI.version),
@@ -92,10 +92,14 @@ public final class Agent: Sendable {
             "role": .string(config.role.rawValue),
             "backend": .string(config.backend.rawValue),
             "adapter": .string(config.adapter),
-            "sim": backends?.simBusAddress.map { ["busAddress": .string($0)] } ?? .null,
             "plugin": config.selectedRole.map { .string($0.plugin) } ?? .null,
             "roleState": roleHost.status.json,
         ]
+        if let address = backends?.simBusAddress, case .object(var object) = result {
+            object["sim"] = ["busAddress": .string(address)]
+            result = .object(object)
+        }
+        return result
     }
 
     /// Starts the configured role's plugin; returns once it runs or failed

@@ -40,9 +40,17 @@ final class ChildProcess: Sendable {
         posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        // The agent's environment without NOTIFY_SOCKET: systemd hears the agent, not its children.
+        var envp: [UnsafeMutablePointer<CChar>?] = []
+        var entry = environ
+        while let variable = entry.pointee {
+            if !String(cString: variable).hasPrefix("NOTIFY_SOCKET=") { envp.append(strdup(variable)) }
+            entry += 1
+        }
+        envp.append(nil)
+        defer { (argv + envp).forEach { free($0) } }
         var child: pid_t = 0
-        let status = posix_spawn(&child, executable, &actions, &attributes, argv, environ)
+        let status = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
         close(fds[1])
         guard status == 0 else {
             close(fds[0])

@@ -78,7 +78,7 @@ final class SimEnvironment: Sendable {
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
         <busconfig>
-          <type>system</type>
+          <type>session</type>
           <listen>unix:path=\(socketPath)</listen>
           <auth>EXTERNAL</auth>
           <policy context="default">
