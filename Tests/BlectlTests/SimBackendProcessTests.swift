@@ -43,7 +43,7 @@ struct SimBackendProcessTests {
         for name in ["PayTerm-01", "PayTerm-02", "PayTerm-03", "HRM-Pro 4410"] {
             #expect(events.waitForStdout(containing: name), "\(name) discovered")
         }
-        kill(events.pid, SIGTERM)
+        kill(events.pid, SIGKILL)
         _ = events.finish()
         let devices = try blectl(socket + ["devices"])
         #expect(devices.status == 0)
@@ -65,7 +65,7 @@ struct SimBackendProcessTests {
         #expect(agent.notify.next() == "READY=1\nSTATUS=peripheral role running (config \(agent.configPath))")
         #expect(pids.allSatisfy(processAlive), "the sim kept running across the role switch")
         let again = try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)
-        #expect(again["sim"]?["busAddress"]?.stringValue == address)
+        #expect(again["sim"]?["busAddress"]?.stringValue == address, "\(again)")
         #expect(try blectl(socket + ["devices"]).stderr == "blectl: agent error: the central role is not running (-32011)\n")
         let services = try blectl(socket + ["--json", "call", "peripheral.services"])
         #expect(services.stdout == #"{"services":[]}"# + "\n")
