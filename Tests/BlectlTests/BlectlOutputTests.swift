@@ -105,7 +105,9 @@ struct BlectlOutputTests {
                 == "blectl: agent unreachable: cannot connect to /nonexistent/agent.sock: No such file or directory\n")
     }
 
-    @Test("an agent error exits 1: a central method while the central role is not running (-32011), and a rejected reload")
+    @Test(
+        "an agent error exits 1: a central method while the central role is not running (-32011), and a rejected reload"
+    )
     func agentErrors() throws {
         let agent = try RunningAgent()
         let devices = try blectl(["--socket", agent.socketPath, "devices"])
@@ -149,8 +151,23 @@ struct BlectlOutputTests {
                   "agent.reload",
                   "agent.shutdown",
                   "agent.status",
+                  "central.connect",
+                  "central.devices",
+                  "central.disconnect",
+                  "central.read",
+                  "central.scan.start",
+                  "central.scan.stop",
+                  "central.services",
+                  "central.subscribe",
+                  "central.unsubscribe",
+                  "central.write",
                   "events.subscribe",
-                  "events.unsubscribe"
+                  "events.unsubscribe",
+                  "peripheral.advertising.start",
+                  "peripheral.advertising.stop",
+                  "peripheral.services",
+                  "peripheral.subscribers",
+                  "peripheral.update"
                 ]
 
                 """)

@@ -66,7 +66,9 @@ struct SimBackendProcessTests {
         #expect(pids.allSatisfy(processAlive), "the sim kept running across the role switch")
         let again = try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)
         #expect(again["sim"]?["busAddress"]?.stringValue == address, "\(again)")
-        #expect(try blectl(socket + ["devices"]).stderr == "blectl: agent error: the central role is not running (-32011)\n")
+        #expect(
+            try blectl(socket + ["devices"]).stderr == "blectl: agent error: the central role is not running (-32011)\n"
+        )
         let services = try blectl(socket + ["--json", "call", "peripheral.services"])
         #expect(services.stdout == #"{"services":[]}"# + "\n")
 

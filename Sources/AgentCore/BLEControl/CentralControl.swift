@@ -52,7 +52,8 @@ public final class CentralControl: Sendable {
                 case .failedToConnect(let id, let error):
                     bus.publish(.disconnected, ["id": .string(id.uuidString), "error": .string("\(error)")])
                 case .disconnected(let id, let error):
-                    bus.publish(.disconnected, ["id": .string(id.uuidString), "error": error.map { .string("\($0)") } ?? .null])
+                    bus.publish(
+                        .disconnected, ["id": .string(id.uuidString), "error": error.map { .string("\($0)") } ?? .null])
                 }
             }
         }
@@ -136,7 +137,8 @@ public final class CentralControl: Sendable {
                     state.devices[found.identifier] = Row(
                         name: found.name, rssi: found.rssi, services: found.advertisement.serviceUUIDs)
                 }
-                bus.publish(.discovered, Self.json(found.identifier, name: found.name, rssi: found.rssi, connected: nil))
+                bus.publish(
+                    .discovered, Self.json(found.identifier, name: found.name, rssi: found.rssi, connected: nil))
             }
         }
         state.withLock { $0.scan = task }
@@ -149,7 +151,9 @@ public final class CentralControl: Sendable {
         let sorted = rows.sorted { ($0.value.rssi ?? -999, $1.key) > ($1.value.rssi ?? -999, $0.key) }
         return [
             "devices": .array(
-                sorted.map { Self.json($0.key, name: $0.value.name, rssi: $0.value.rssi, connected: connected.contains($0.key)) })
+                sorted.map {
+                    Self.json($0.key, name: $0.value.name, rssi: $0.value.rssi, connected: connected.contains($0.key))
+                })
         ]
     }
 
@@ -193,7 +197,10 @@ public final class CentralControl: Sendable {
                         "uuid": .string(service.uuid.uuidString),
                         "characteristics": .array(
                             characteristics.map {
-                                ["uuid": .string($0.uuid.uuidString), "properties": BLEParams.properties($0.properties)]
+                                [
+                                    "uuid": .string($0.uuid.uuidString),
+                                    "properties": BLEParams.properties($0.properties),
+                                ]
                             }),
                     ]
                 }),
@@ -209,7 +216,9 @@ public final class CentralControl: Sendable {
         where serviceUUID == nil || service.uuid == serviceUUID {
             if let match = characteristics.first(where: { $0.uuid == uuid }) { return (peripheral, match) }
         }
-        throw BLEParams.rpc(BLEError(.characteristicNotFound, message: "no characteristic \(object["characteristic"]?.stringValue ?? "")"))
+        throw BLEParams.rpc(
+            BLEError(
+                .characteristicNotFound, message: "no characteristic \(object["characteristic"]?.stringValue ?? "")"))
     }
 
     private func subscribe(_ call: MethodCall, _ enable: Bool) async throws -> JSON {
@@ -223,10 +232,13 @@ public final class CentralControl: Sendable {
             let task = Task {
                 for await value in values {
                     bus.publish(
-                        .value, ["id": .string(id), "characteristic": .string(uuid), "value": .string(BLEParams.hex(value))])
+                        .value,
+                        ["id": .string(id), "characteristic": .string(uuid), "value": .string(BLEParams.hex(value))])
                 }
             }
-            state.withLock { $0.subscriptions[key]?.cancel(); $0.subscriptions[key] = task }
+            state.withLock {
+                $0.subscriptions[key]?.cancel(); $0.subscriptions[key] = task
+            }
         } else {
             state.withLock { $0.subscriptions.removeValue(forKey: key)?.cancel() }
         }

@@ -62,7 +62,8 @@ public final class PeripheralControl: Sendable {
             let bytes = try BLEParams.bytes(object)
             let peripheral = try running()
             guard let local = Self.local(uuid, in: peripheral.services) else {
-                throw BLEParams.rpc(BLEError(.characteristicNotFound, message: "no published characteristic \(uuid?.uuidString ?? "")"))
+                throw BLEParams.rpc(
+                    BLEError(.characteristicNotFound, message: "no published characteristic \(uuid?.uuidString ?? "")"))
             }
             let count = peripheral.subscribers(of: local).count
             let sent = peripheral.updateValue(bytes, for: local)
@@ -78,7 +79,8 @@ public final class PeripheralControl: Sendable {
                     let local = LocalCharacteristic(service: service.uuid, uuid: characteristic.uuid)
                     for (central, mtu) in peripheral.subscribers(of: local).sorted(by: { $0.key < $1.key }) {
                         rows.append([
-                            "id": .string(central.uuidString), "characteristic": .string(characteristic.uuid.uuidString),
+                            "id": .string(central.uuidString),
+                            "characteristic": .string(characteristic.uuid.uuidString),
                             "mtu": .int(Int64(mtu.value)),
                         ])
                     }

@@ -97,8 +97,13 @@ final class ChildProcess: Sendable {
             guard remaining > .zero else {
                 throw ProcessFailure("\(name) did not get ready within \(deadline.components.seconds) s")
             }
-            var fds = [pollfd(fd: output, events: Int16(POLLIN), revents: 0), pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)]
-            let milliseconds = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            var fds = [
+                pollfd(fd: output, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0),
+            ]
+            let milliseconds = Int32(
+                clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+                    + 1)
             let ready = poll(&fds, 2, milliseconds)
             if ready < 0 && errno == EINTR { continue }
             if ready < 0 { throw ProcessFailure("\(name): poll: \(Self.errnoText())") }
@@ -176,11 +181,13 @@ enum BlockingCall {
         await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
             let box = Unmanaged.passRetained(WorkBox { continuation.resume(returning: work()) })
             var thread = pthread_t()
-            let started = pthread_create(&thread, nil, { raw in
-                let box = Unmanaged<WorkBox>.fromOpaque(raw!).takeRetainedValue()
-                box.work()
-                return nil
-            }, box.toOpaque())
+            let started = pthread_create(
+                &thread, nil,
+                { raw in
+                    let box = Unmanaged<WorkBox>.fromOpaque(raw!).takeRetainedValue()
+                    box.work()
+                    return nil
+                }, box.toOpaque())
             if started == 0 {
                 pthread_detach(thread)
             } else {

@@ -37,7 +37,9 @@ final class SimEnvironment: Sendable {
         return environment
     }
 
-    private static func startBlocking(_ settings: AgentConfig.Sim, configured: AgentConfig.Sim) throws(ProcessFailure)
+    private static func startBlocking(
+        _ settings: AgentConfig.Sim, configured: AgentConfig.Sim
+    ) throws(ProcessFailure)
         -> SimEnvironment
     {
         try makeDirectory(settings.runtimeDirectory)
@@ -46,13 +48,15 @@ final class SimEnvironment: Sendable {
         unlink(socketPath)
         try write(busConfig(socketPath: socketPath), to: configPath)
         let bus = try ChildProcess(
-            executable: settings.dbusDaemon, arguments: ["--config-file=\(configPath)", "--nofork", "--print-address=1"],
+            executable: settings.dbusDaemon,
+            arguments: ["--config-file=\(configPath)", "--nofork", "--print-address=1"],
             name: "dbus-daemon")
         let address = try bus.waitForLine(within: settings.readyDeadline) { !$0.isEmpty }
         let blesim: ChildProcess
         do {
             blesim = try ChildProcess(
-                executable: settings.binary ?? "blesim", arguments: ["--address", address, "--scenario", settings.scenario],
+                executable: settings.binary ?? "blesim",
+                arguments: ["--address", address, "--scenario", settings.scenario],
                 name: "blesim")
             _ = try blesim.waitForLine(within: settings.readyDeadline) { $0.hasPrefix("blesim: ready") }
         } catch {

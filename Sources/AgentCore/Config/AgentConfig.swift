@@ -177,7 +177,9 @@ extension AgentConfig {
             dbusDaemon: "/usr/bin/dbus-daemon", runtimeDirectory: "\(socketDirectory)/sim", readyDeadline: .seconds(10))
         guard top.object["sim"] != nil else { return sim }
         guard var reader = top.object("sim") else { return nil }
-        if let binary = reader.nonEmptyString("binary") { sim.binary = FilePath.absolute(binary, relativeTo: directory) }
+        if let binary = reader.nonEmptyString("binary") {
+            sim.binary = FilePath.absolute(binary, relativeTo: directory)
+        }
         if let scenario = reader.nonEmptyString("scenario") {
             sim.scenario = FilePath.absolute(scenario, relativeTo: directory)
         }
@@ -187,7 +189,9 @@ extension AgentConfig {
         if let runtime = reader.nonEmptyString("runtimeDirectory") {
             let absolute = FilePath.absolute(runtime, relativeTo: directory)
             if absolute.utf8.count + "/sim-bus.sock".utf8.count >= 108 {
-                reader.issue("runtimeDirectory", "\"\(absolute)\" is too long to hold the private bus's socket (at most 94 bytes)")
+                reader.issue(
+                    "runtimeDirectory",
+                    "\"\(absolute)\" is too long to hold the private bus's socket (at most 94 bytes)")
             } else {
                 sim.runtimeDirectory = absolute
             }
