@@ -47,7 +47,8 @@ extension ObjectServer {
             guard let stored else { return [] }
             guard stored.type == property.type else {
                 throw DBusError(
-                    .failed, "the setter of \(property.name) chose type \"\(stored.signature)\" for \"\(property.type)\"")
+                    .failed,
+                    "the setter of \(property.name) chose type \"\(stored.signature)\" for \"\(property.type)\"")
             }
             state.withLock { state in
                 guard var entry = state.objects[call.path], let index = entry.index(of: interface) else { return }
@@ -127,7 +128,8 @@ extension ObjectServer {
             guard call.member == "GetManagedObjects", signature.isEmpty else { throw unhandled }
             return .values([managedObjects(below: call.path, in: state)])
         case let name?:
-            guard let index = object.index(of: name), let method = object.interfaces[index].definition.method(call.member),
+            guard let index = object.index(of: name),
+                let method = object.interfaces[index].definition.method(call.member),
                 method.inputSignature == signature
             else { throw unhandled }
             return .method(method)

@@ -135,7 +135,8 @@ public struct ExportedProperty: Sendable {
         case none = "false"
     }
 
-    /// Validates or applies a remote `Set` before the value is stored; throw a ``DBusError`` to refuse it.
+    /// Validates or applies a remote `Set` before the requested value is stored; throw a ``DBusError`` to refuse
+    /// it. `PropertiesChanged` follows the reply, and only if the value changed.
     public typealias Setter = @Sendable (DBusValue, DBusMethodCall) async throws -> Void
 
     /// Applies a remote `Set` and decides what is stored: returns the value to store and report (it may differ

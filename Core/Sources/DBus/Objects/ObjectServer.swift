@@ -141,6 +141,7 @@ public final class ObjectServer: Sendable {
 
     /// Sets a property (or makes it absent with `nil`) and emits `PropertiesChanged` as its ``ExportedProperty/ChangeSignal``
     /// says; emitted on every call, even when the value is unchanged (a GATT notification may repeat a value).
+    /// Called while a method handler or setter of this server runs, the signal leaves after that call's reply.
     public func setProperty(_ name: String, to value: DBusValue?, interface: String, at path: ObjectPath) throws {
         try setProperties([(name, value)], interface: interface, at: path)
     }
@@ -200,7 +201,9 @@ public final class ObjectServer: Sendable {
         case .propertiesChanged(let path, let interface, let names):
             guard let entry = state.objects[path], let index = entry.index(of: interface) else { return }
             let current = entry.interfaces[index]
-            let changes = names.compactMap { name in current.definition.property(name).map { ($0, current.values[name]) } }
+            let changes = names.compactMap { name in
+                current.definition.property(name).map { ($0, current.values[name]) }
+            }
             post(ObjectServer.propertiesChanged(path, interface, changes))
         }
     }
