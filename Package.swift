@@ -28,6 +28,8 @@ let package = Package(
         .target(name: "AgentCore", dependencies: [core, "ControlProtocol", "CLinux"], swiftSettings: strict),
         .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
         .executableTarget(name: "blectl", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
+        // Drives CentralManager over BlueZ against example-gatt-server in the VM (Tests/VM/central-*.sh).
+        .executableTarget(name: "bleprobe-central", dependencies: [core], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
         // The sensor aggregator's pure logic (issue 7); it becomes a .dynamic
         // plugin product with entry points once the BLE API is in the core.
@@ -58,6 +60,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "BlueZCentralTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
         .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
         .testTarget(

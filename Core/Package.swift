@@ -13,7 +13,7 @@ let package = Package(
         .library(
             name: "BLECore", type: .dynamic,
             targets: [
-                "JSON", "DBus", "GATT", "BLE", "RoleKit", "PaymentTerminalProfile", "VirtualPaymentTerminal",
+                "JSON", "DBus", "GATT", "BLE", "RoleKit", "PaymentTerminalProfile", "VirtualPaymentTerminal", "BlueZ",
             ])
     ],
     targets: [
@@ -36,5 +36,7 @@ let package = Package(
         // The virtual terminal's pure logic: idempotency, rules, latency, charge ledger, JSON config.
         .target(
             name: "VirtualPaymentTerminal", dependencies: ["PaymentTerminalProfile", "JSON"], swiftSettings: strict),
+        // The BLE API's backends over BlueZ's D-Bus API (central and peripheral).
+        .target(name: "BlueZ", dependencies: ["DBus", "BLE", "GATT"], swiftSettings: strict),
     ]
 )
