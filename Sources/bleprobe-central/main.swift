@@ -3,6 +3,11 @@
 // example-gatt-server.sh runs it in the VM beside the real bluetoothd 5.66).
 //
 //   bleprobe-central [--adapter hci1] [--notify start|acquire] [--timeout 60]
+//   bleprobe-central --restart-scan [--adapter hci1]
+//
+// --restart-scan: scan, print "RESTART-ME" once Adapter1.Discovering is true, then
+// expect resetting (bluetoothd killed by the payload), poweredOn again,
+// Discovering from the new daemon (resumed by the manager) and a discovery.
 //
 // Prints one line per step; exit 0 when every step passed, 1 on a failed
 // step, 2 when the deadline passed.
@@ -177,13 +182,47 @@ func run() async throws {
     log("PASS (\(notifyMode))")
 }
 
+func runRestart() async throws {
+    let backend = try await BlueZCentralBackend.system()
+    let central = CentralManager(backend: backend, options: .init(adapter: adapter))
+    let states = central.stateUpdates()
+    for await state in central.stateUpdates() where state == .poweredOn { break }
+    log("state poweredOn")
+    let discovering = try await backend.connection.signals(
+        .propertiesChanged(sender: "org.bluez", pathNamespace: try ObjectPath(adapter)), buffering: .unbounded)
+    var starts = discovering.compactMap { signal -> String? in
+        guard let body = try? signal.arguments(), body.count == 3, body[1]["Discovering"]?.boolValue == true else {
+            return nil
+        }
+        return signal.sender ?? "?"
+    }.makeAsyncIterator()
+    let scan = try central.scanForPeripherals(withServices: [.heartRate], options: ScanOptions(allowDuplicates: true))
+    guard let first = await starts.next() else { throw StepFailure(description: "no Discovering") }
+    log("Adapter1.Discovering true on \(adapter) from \(first)")
+    log("RESTART-ME")
+    var seen: [ManagerState] = []
+    for await state in states {
+        if seen.last != state { seen.append(state) }
+        if seen.contains(.resetting) && state == .poweredOn { break }
+    }
+    log("states across the restart: \(seen.map(\.rawValue))")
+    guard let second = await starts.next() else { throw StepFailure(description: "no Discovering after the restart") }
+    log("Adapter1.Discovering true on \(adapter) from \(second): the manager resumed the scan by itself")
+    try expect(second != first, "Discovering from the new bluetoothd")
+    for await found in scan {
+        log("scan: found \(found.identifier) name=\(found.name ?? "-") after the restart")
+        break
+    }
+    log("PASS (restart)")
+}
+
 let watchdog = Task {
     try? await Task.sleep(for: .seconds(deadline))
     log("FAIL: deadline of \(deadline) s passed")
     exit(2)
 }
 do {
-    try await run()
+    if arguments.contains("--restart-scan") { try await runRestart() } else { try await run() }
     watchdog.cancel()
     exit(0)
 } catch {

@@ -67,6 +67,8 @@ struct CentralGATTOverFakeBlueZTests {
             try await c.peripheral.writeValue([9, 9], for: c.characteristic, type: .withoutResponse)
             #expect(await first(calls) { _ in true } == "org.bluez.GattCharacteristic1.AcquireWrite")
             #expect(try await c.fake.gatt.readWritten() == [9, 9])
+            try await c.peripheral.setNotifyValue(false, for: c.characteristic)
+            #expect(try await c.fake.gatt.notifySocketClosedByCentral(), "unsubscribing closes the socket")
             await c.client.close()
             await c.fake.stop()
         }

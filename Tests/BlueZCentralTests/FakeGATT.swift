@@ -71,6 +71,16 @@ final class FakeGATT: Sendable {
         }
     }
 
+    /// Waits until the central closes its end of the AcquireNotify socket
+    /// (true) or a packet arrives (false); blocking, off the pool.
+    func notifySocketClosedByCentral() async throws -> Bool {
+        let fd = peers.withLock { $0.notify }
+        return try await offPool {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            return buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, 64) } == 0
+        }
+    }
+
     /// Hangs up the AcquireNotify socket, as bluetoothd does when the link drops.
     func hangUpNotify() {
         peers.withLock { peers in

@@ -62,7 +62,9 @@ extension BlueZCentralBackend {
             loop.remove(fd: fd)
             return
         }
-        _ = started
+        // No socket and no StartNotify session of ours (the link dropped and
+        // took the socket, or bluetoothd restarted): nothing to stop.
+        guard started else { return }
         _ = try await call(characteristic, BlueZInterface.gattCharacteristic, "StopNotify")
     }
 
@@ -146,12 +148,27 @@ extension BlueZCentralBackend {
         switch event {
         case .packet(let path, let value):
             gate.yield(.notification(characteristicPath: path, value: value))
-        case .closed(let path):
+        case .closed(let path, let fd):
+            // Only if it is still the registered socket: a new one may have
+            // been acquired for the path meanwhile.
             sockets.withLock { sockets in
-                sockets.notify[path] = nil
-                sockets.write[path] = nil
+                if sockets.notify[path] == fd { sockets.notify[path] = nil }
+                if sockets.write[path] == fd { sockets.write[path] = nil }
             }
         }
+    }
+
+    /// The characteristic's object went away (the device was removed, or its
+    /// database changed): its sockets, StartNotify session and refusals go too,
+    /// so a new object at the same path starts afresh.
+    static func forget(characteristic path: String, sockets: SocketTable, loop: SocketLoop) {
+        let fds = sockets.withLock { sockets -> [Int32] in
+            sockets.started.remove(path)
+            sockets.notifyRefused.remove(path)
+            sockets.writeRefused.remove(path)
+            return [sockets.notify.removeValue(forKey: path), sockets.write.removeValue(forKey: path)].compactMap { $0 }
+        }
+        fds.forEach { loop.remove(fd: $0) }
     }
 
     /// bluetoothd left: its sockets are dead and its notify sessions gone.

@@ -116,10 +116,16 @@ public final class BlueZCentralBackend: CentralBackend {
                 if self.gate.ownerChanged(from: change.oldOwner, to: change.newOwner) { self.forgetSockets() }
             }
         }
+        let loop = self.loop
         let signalTask = Task { [gate] in
             for await signal in signals {
                 guard let delta = BlueZDecoding.delta(of: signal) else { continue }
                 gate.signal(delta, sender: signal.sender, serial: signal.serial)
+                if case .interfacesRemoved(let path, let interfaces) = delta,
+                    interfaces.contains(BlueZInterface.gattCharacteristic)
+                {
+                    Self.forget(characteristic: path, sockets: table, loop: loop)
+                }
             }
             gate.finish()
         }

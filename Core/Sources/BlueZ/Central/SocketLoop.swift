@@ -18,8 +18,8 @@ final class SocketLoop: Sendable {
     enum Event: Sendable {
         /// A packet arrived on a reading socket.
         case packet(path: String, value: [UInt8])
-        /// The socket hung up (or was removed) and is closed now.
-        case closed(path: String)
+        /// The socket `fd` hung up (or was removed) and is closed now.
+        case closed(path: String, fd: Int32)
     }
 
     /// The result of a non-blocking send.
@@ -163,12 +163,12 @@ final class SocketLoop: Sendable {
 
     /// Closes sockets marked for closing; returns what to poll next.
     private func closeMarked() -> ([(Int32, Int16)], Bool) {
-        var closed: [(String, [CheckedContinuation<Bool, Never>])] = []
+        var closed: [(String, Int32, [CheckedContinuation<Bool, Never>])] = []
         let result = state.withLock { state -> ([(Int32, Int16)], Bool) in
             for (fd, watch) in state.watches where watch.closing {
                 _ = Glibc.close(fd)
                 state.watches[fd] = nil
-                closed.append((watch.path, watch.writeWaiters))
+                closed.append((watch.path, fd, watch.writeWaiters))
             }
             let fds = state.watches.map { fd, watch -> (Int32, Int16) in
                 var events: Int16 = 0
@@ -178,9 +178,9 @@ final class SocketLoop: Sendable {
             }
             return (fds, state.stopped)
         }
-        for (path, waiters) in closed {
+        for (path, fd, waiters) in closed {
             waiters.forEach { $0.resume(returning: false) }
-            handler(.closed(path: path))
+            handler(.closed(path: path, fd: fd))
         }
         return result
     }
