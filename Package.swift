@@ -28,11 +28,18 @@ let package = Package(
         .target(name: "AgentCore", dependencies: [core, "ControlProtocol", "CLinux"], swiftSettings: strict),
         .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
         .executableTarget(name: "blectl", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
+        // Drives CentralManager over BlueZ against example-gatt-server in the VM (Tests/VM/central-*.sh).
+        .executableTarget(name: "bleprobe-central", dependencies: [core], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
         // The sensor aggregator's pure logic (issue 7); it becomes a .dynamic
         // plugin product with entry points once the BLE API is in the core.
         .target(
             name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", swiftSettings: strict),
+        // The payment-terminal scanner's pure logic (terminal table, journal, reconciliation, pos.*
+        // params); becomes a .dynamic plugin product with an entry point once the BLE API lands.
+        .target(
+            name: "PaymentTerminalScanner", dependencies: [core], path: "plugins/PaymentTerminalScanner",
+            swiftSettings: strict),
         .target(
             name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: strict),
@@ -53,7 +60,11 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "BlueZCentralTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
+        .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(
+            name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner"], swiftSettings: strict),
         .testTarget(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
             exclude: ["Fixtures"], swiftSettings: strict),
