@@ -96,12 +96,31 @@ struct SimBackendProcessTests {
             try blectl(socket + ["devices"]).stderr == "blectl: agent error: the central role is not running (-32011)\n"
         )
         let published = try blectl(socket + ["--json", "call", "peripheral.services"])
-        #expect(published.stdout == #"{"services":[]}"# + "\n")
+        #expect(published.stdout == #"{"services":[]}"# + "\n", "\(again)")
 
         let stopped = agent.stop()
         #expect(stopped.status == 0)
         #expect(stopped.stderr.contains("sim: stopping blesim"))
         for pid in pids { #expect(!processAlive(pid), "child \(pid) gone after SIGTERM") }
+    }
+
+    @Test("a reload from sim to bluez stops blesim and the private bus (reaped, no orphans); status then shows no sim")
+    func switchAwayFromSim() throws {
+        let config = RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics"))
+        let agent = try RunningAgent(config: config)
+        #expect(agent.child.waitForStderr(containing: "blesim pid"))
+        let pids = Self.childPIDs(in: agent.child.stderrText)
+        #expect(pids.count == 2 && pids.allSatisfy(processAlive))
+
+        writeFile(agent.configPath, config.replacing(#""backend": "sim""#, with: #""backend": "bluez""#))
+        agent.signal(SIGHUP)
+        #expect(agent.notify.next()?.hasPrefix("RELOADING=1\n") == true)
+        #expect(agent.notify.next()?.hasPrefix("READY=1\n") == true)
+        for pid in pids { #expect(!processAlive(pid), "child \(pid) stopped by the switch to bluez") }
+        let status = try JSON(parsing: try blectl(["--socket", agent.socketPath, "--json", "status"]).stdout)
+        #expect(status["backend"] == "bluez")
+        #expect(status["sim"] == nil)
+        #expect(agent.stop().status == 0)
     }
 
     /// The bus and blesim pids from the agent's `sim: private bus ... (pid N), blesim pid M` line.
