@@ -97,6 +97,19 @@ struct SimBackendProcessTests {
         )
         let published = try blectl(socket + ["--json", "call", "peripheral.services"])
         #expect(published.stdout == #"{"services":[]}"# + "\n", "\(again)")
+        // The peripheral commands' tables (nothing published by Diagnostics; blesim has no advertising manager).
+        #expect(try blectl(socket + ["published"]).stdout == "KIND  UUID  PROPERTIES\n")
+        #expect(try blectl(socket + ["subscribers"]).stdout == "CENTRAL  CHARACTERISTIC  MTU\n")
+        let update = try blectl(socket + ["update", "2a19", "5a", "--hex"])
+        #expect(update.status == 1)
+        #expect(
+            update.stderr
+                == "blectl: agent error: characteristicNotFound: no published characteristic 00002a19-0000-1000-8000-00805f9b34fb (-32020)\n"
+        )
+        let advertise = try blectl(socket + ["advertise", "start", "--name", "gw"])
+        #expect(advertise.status == 1)
+        #expect(advertise.stderr.contains("RegisterAdvertisement"), "\(advertise)")
+        #expect(try blectl(socket + ["advertise", "stop"]).stdout == "advertising stopped\n")
 
         let stopped = agent.stop()
         #expect(stopped.status == 0)
