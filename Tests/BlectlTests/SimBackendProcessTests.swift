@@ -77,6 +77,9 @@ struct SimBackendProcessTests {
         #expect(connected.contains { $0.hasPrefix("\(heartRate)  HRM-Pro 4410") && $0.hasSuffix("true") })
         #expect(try blectl(socket + ["disconnect", heartRate]).stdout == "disconnected from \(heartRate)\n")
         #expect(try blectl(socket + ["scan", "stop"]).stdout == "scan stopped\n")
+        // The plugin got the central manager (and only it) through its context.
+        let ble = try blectl(socket + ["--json", "call", "diag.ble"])
+        #expect(ble.stdout == #"{"manager":"central","state":"poweredOn","otherRoleRefused":true}"# + "\n")
 
         // BlueZ's own client sees the same air on the private bus.
         let bluetoothctl = try Child(
