@@ -42,7 +42,10 @@ struct GattInterfaces: Sendable {
                 let operation = try run { () throws(BlueZError) in
                     try host.world { world, _ throws(BlueZError) in (try world.beginRead(path: path, offset: options.offset), []) }
                 }
-                return [.bytes(try await complete(operation))]
+                let value = try await complete(operation)
+                // bluetoothd announces the cached Value before it replies to the read.
+                call.flushSignals()
+                return [.bytes(value)]
             },
             try ExportedMethod(
                 "WriteValue",
