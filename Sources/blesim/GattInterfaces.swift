@@ -123,8 +123,8 @@ struct GattInterfaces: Sendable {
         }
         if operation.delay > 0 { try await Task.sleep(for: .milliseconds(Int(operation.delay * 1000))) }
         var outcome: Result<[UInt8], BlueZError> = .failure(BluetoothdError.failed("Not connected"))
-        host.update { world, _ in
-            let (result, batches) = world.finish(operation)
+        host.update { world, now in
+            let (result, batches) = world.finish(operation, at: now)
             outcome = result
             return batches
         }

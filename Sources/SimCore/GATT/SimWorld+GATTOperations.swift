@@ -127,7 +127,9 @@ extension SimWorld {
     /// The peer answers `operation`: the value read (or nothing for a write), or the error the
     /// client gets (ATT errors mapped as gatt-client.c maps them). A read updates the cached
     /// Value (PropertiesChanged); a write to a notifying characteristic does not notify.
-    public mutating func finish(_ operation: GATTOperation) -> (Result<[UInt8], BlueZError>, [Batch]) {
+    public mutating func finish(_ operation: GATTOperation, at now: SimInstant = .zero) -> (
+        Result<[UInt8], BlueZError>, [Batch]
+    ) {
         let key = LinkKey(adapter: operation.adapter, address: operation.address)
         guard var link = links[key] else { return (.failure(BluetoothdError.failed("Not connected")), []) }
         switch operation.request {
@@ -154,6 +156,10 @@ extension SimWorld {
                     return (.success([]), [])  // no answer to a command
                 }
                 servers[link.device] = server
+                if let uuid = server.characteristic(valueHandle: operation.handle)?.uuid, terminals[link.device] != nil {
+                    let batches = try terminalWrite(device: link.device, characteristic: uuid, bytes, at: now)
+                    return (.success([]), batches)
+                }
                 return (.success([]), [])
             }
         } catch {
