@@ -72,9 +72,11 @@ public struct SimWorld: Sendable {
     /// When `advance(to:)` next has something to do: the next advertisement while an adapter
     /// listens, or the next temporary-device expiry.
     public var nextDeadline: SimInstant? {
-        let expiry = (adapters.compactMap(\.nextExpiry) + servers.values.compactMap(\.nextDeadline) + [
-            nextTerminalDeadline
-        ].compactMap { $0 }).min()
+        let expiry =
+            (adapters.compactMap(\.nextExpiry) + servers.values.compactMap(\.nextDeadline)
+            + [
+                nextTerminalDeadline
+            ].compactMap { $0 }).min()
         guard isListening, let advertisement = air.nextEvent else { return expiry }
         return min(expiry ?? advertisement, advertisement)
     }

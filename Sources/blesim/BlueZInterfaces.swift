@@ -195,7 +195,9 @@ struct BlueZInterfaces: Sendable {
     }
 
     /// A device's Alias: "" returns to the name (else the address), which is what is stored.
-    private func deviceAliasUpdate(path: String, at location: (adapter: Int, address: DeviceAddress))
+    private func deviceAliasUpdate(
+        path: String, at location: (adapter: Int, address: DeviceAddress)
+    )
         -> ExportedProperty.Update
     {
         { requested, _ in
@@ -203,7 +205,8 @@ struct BlueZInterfaces: Sendable {
                 throw DBusMapping.error(BluetoothdError.invalidArguments)
             }
             return try run { () throws(BlueZError) in
-                try host.request(adapter: location.adapter, suppressing: (path, "Alias")) { adapter throws(BlueZError) in
+                try host.request(adapter: location.adapter, suppressing: (path, "Alias")) {
+                    adapter throws(BlueZError) in
                     let events = try adapter.setDeviceAlias(location.address, alias)
                     return (DBusValue.string(adapter.devices[location.address]?.displayAlias ?? alias), events)
                 }
