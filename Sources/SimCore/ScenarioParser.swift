@@ -16,11 +16,15 @@ extension Scenario {
     /// Reads a scenario from a parsed JSON value.
     public static func parse(_ json: JSON) throws(ScenarioError) -> Scenario {
         let top = try ScenarioField(value: json, path: "").object(allowing: [
-            "seed", "temporaryTimeout", "adapters", "devices", "description",
+            "seed", "temporaryTimeout", "adapters", "devices", "description", "connectFailSeconds", "connectSeconds",
+            "mtu",
         ])
         var scenario = Scenario(adapters: [.standard(index: 0)], devices: [])
         if let seed = top["seed"] { scenario.seed = UInt64(try seed.integer(in: 0...Int64.max)) }
         if let timeout = top["temporaryTimeout"] { scenario.temporaryTimeout = try timeout.number(in: 0...86_400) }
+        if let seconds = top["connectFailSeconds"] { scenario.connectFailSeconds = try seconds.number(in: 0...120) }
+        if let seconds = top["connectSeconds"] { scenario.connectSeconds = try seconds.number(in: 0...30) }
+        if let mtu = top["mtu"] { scenario.mtu = UInt16(try mtu.integer(in: 23...517)) }
         if let adapters = top["adapters"] { scenario.adapters = try parseAdapters(adapters) }
         if let devices = top["devices"] {
             scenario.devices = try devices.array().map { (field) throws(ScenarioError) in try parseDevice(field) }
@@ -62,6 +66,7 @@ extension Scenario {
     private static func parseDevice(_ field: ScenarioField) throws(ScenarioError) -> VirtualDevice {
         let keys = try field.object(allowing: [
             "address", "addressType", "intervalMs", "connectable", "advertising", "rssi", "gatt", "description",
+            "paymentTerminal",
         ])
         guard let address = keys["address"] else {
             throw ScenarioError(path: field.child("address"), message: "missing")
@@ -73,10 +78,15 @@ extension Scenario {
         if let advertising = keys["advertising"] { device.advertisement = try parseAdvertisement(advertising) }
         if let rssi = keys["rssi"] { device.radio = try parseRadio(rssi) }
         if let gatt = keys["gatt"] {
-            _ = try gatt.object(allowing: ["services"])
-            device.hasGATTDatabase = true
+            device.gatt = try parseGATT(gatt)
         }
         if let description = keys["description"] { _ = try description.string() }
+        if let config = keys["paymentTerminal"] {
+            guard keys["gatt"] == nil else { throw config.error("a payment terminal's GATT is the profile's: no gatt") }
+            let terminal = try parsePaymentTerminal(config)
+            device.terminal = terminal
+            device.gatt = GATTDatabaseSpec(terminal: terminal)
+        }
         return device
     }
 

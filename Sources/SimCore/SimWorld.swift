@@ -1,4 +1,5 @@
 import GATT
+import VirtualPaymentTerminal
 
 /// The whole simulation, pure and deterministic: adapters, virtual devices, and the air between
 /// them. The shell tells it the time and forwards clients' requests; it answers with events.
@@ -6,7 +7,21 @@ public struct SimWorld: Sendable {
     /// The adapters, hci0 first.
     public internal(set) var adapters: [SimAdapter]
     /// The virtual devices.
-    public let devices: [VirtualDevice]
+    public internal(set) var devices: [VirtualDevice]
+    /// Each virtual device's GATT server, by device index (devices with a database).
+    public internal(set) var servers: [Int: GATTServer] = [:]
+    /// The virtual payment terminals' logic, by device index.
+    var terminals: [Int: VirtualTerminal] = [:]
+    /// Links (and their client-side GATT state) by adapter index and device address.
+    public internal(set) var links: [LinkKey: GATTLink] = [:]
+    /// Injected faults.
+    public var faults = FaultPlan()
+    /// Connect timings and MTU from the scenario.
+    public let connectFailSeconds: Double
+    /// Seconds a successful Connect takes.
+    public let connectSeconds: Double
+    /// The MTU of every link.
+    public let mtu: UInt16
     /// Devices that are silenced (for fault injection): they do not advertise.
     public var silenced: Set<Int> = []
 
@@ -28,6 +43,13 @@ public struct SimWorld: Sendable {
         air = AirSchedule(
             intervalsMilliseconds: scenario.devices.map(\.intervalMilliseconds), start: start, seed: scenario.seed)
         noise = SeededGenerator(seed: scenario.seed ^ 0x5EED_0F_A1)
+        connectFailSeconds = scenario.connectFailSeconds
+        connectSeconds = scenario.connectSeconds
+        mtu = scenario.mtu
+        for (index, device) in scenario.devices.enumerated() {
+            if let gatt = device.gatt { servers[index] = GATTServer(gatt, start: start) }
+            if let terminal = device.terminal { terminals[index] = terminal }
+        }
     }
 
     /// Events of one adapter, tagged with its index.
@@ -50,7 +72,11 @@ public struct SimWorld: Sendable {
     /// When `advance(to:)` next has something to do: the next advertisement while an adapter
     /// listens, or the next temporary-device expiry.
     public var nextDeadline: SimInstant? {
-        let expiry = adapters.compactMap(\.nextExpiry).min()
+        let expiry =
+            (adapters.compactMap(\.nextExpiry) + servers.values.compactMap(\.nextDeadline)
+            + [
+                nextTerminalDeadline
+            ].compactMap { $0 }).min()
         guard isListening, let advertisement = air.nextEvent else { return expiry }
         return min(expiry ?? advertisement, advertisement)
     }
@@ -72,8 +98,10 @@ public struct SimWorld: Sendable {
                 batches[adapterIndex] += adapters[adapterIndex].receive(report, at: time)
             }
         }
+        for (adapterIndex, events) in advanceServers(to: now) { batches[adapterIndex] += events }
+        for batch in advanceTerminals(to: now) { batches[batch.adapter] += batch.events }
         for index in adapters.indices {
-            batches[index] += adapters[index].expire(at: now)
+            batches[index] += removingGATT(adapter: index, adapters[index].expire(at: now))
         }
         return batches.enumerated().compactMap { index, events in
             events.isEmpty ? nil : Batch(adapter: index, events: events)

@@ -38,7 +38,11 @@ struct BlueZInterfaces: Sendable {
     func adapter(index: Int, properties: [Property]) throws -> ExportedInterface {
         let values = Dictionary(properties.map { ($0.name, DBusMapping.value($0.value)) }, uniquingKeysWith: { $1 })
         let declared = try Self.adapterTypes.map { (name, signature, access) in
-            try ExportedProperty(
+            if name == "Alias" {
+                return try ExportedProperty.writable(
+                    name, type: DBusType(signature), value: values[name], update: adapterAliasUpdate(index: index))
+            }
+            return try ExportedProperty(
                 name, type: DBusType(signature), access: access, value: values[name],
                 setter: access == .readWrite ? adapterSetter(index: index, name: name) : nil)
         }
@@ -89,13 +93,42 @@ struct BlueZInterfaces: Sendable {
             properties: declared)
     }
 
+    /// Alias: "" returns to the name, and the name is what is stored and reported, as bluetoothd.
+    private func adapterAliasUpdate(index: Int) -> ExportedProperty.Update {
+        { requested, _ in
+            guard case .string(let alias) = requested.unwrapped else {
+                throw DBusMapping.error(BluetoothdError.invalidArguments)
+            }
+            return try run { () throws(BlueZError) in
+                try host.request(adapter: index, suppressing: ("/org/bluez/hci\(index)", "Alias")) {
+                    adapter throws(BlueZError) in
+                    let events = adapter.setAlias(alias)
+                    return (DBusValue.string(adapter.displayAlias), events)
+                }
+            }
+        }
+    }
+
     private func adapterSetter(index: Int, name: String) -> ExportedProperty.Setter {
         { value, _ in
+            if name == "Powered", case .boolean(let on) = value.unwrapped {
+                host.update { world, _ in
+                    world.setPowered(adapter: index, on).compactMap { batch in
+                        // The object server announces the remote Set of Powered itself.
+                        let events = batch.events.compactMap { event -> AdapterEvent? in
+                            guard case .adapterChanged(let changed) = event else { return event }
+                            let kept = changed.filter { $0.name != "Powered" }
+                            return kept.isEmpty ? nil : .adapterChanged(kept)
+                        }
+                        return events.isEmpty ? nil : SimWorld.Batch(adapter: batch.adapter, events: events)
+                    }
+                }
+                return
+            }
             try run { () throws(BlueZError) in
                 try host.request(adapter: index, suppressing: ("/org/bluez/hci\(index)", name)) {
                     adapter throws(BlueZError) in
                     switch (name, value.unwrapped) {
-                    case ("Powered", .boolean(let on)): return ((), adapter.setPowered(on))
                     case ("Discoverable", .boolean(let on)): return ((), try adapter.setDiscoverable(on))
                     case ("Pairable", .boolean(let on)): return ((), adapter.setPairable(on))
                     case ("DiscoverableTimeout", .uint32(let seconds)):
@@ -128,7 +161,12 @@ struct BlueZInterfaces: Sendable {
         let types = Self.deviceTypes + (experimental ? Self.experimentalDeviceTypes : [])
         let located = SimWorld.parse(devicePath: path)
         let declared = try types.map { (name, signature, access) in
-            try ExportedProperty(
+            if name == "Alias", let located {
+                return try ExportedProperty.writable(
+                    name, type: DBusType(signature), value: values[name],
+                    update: deviceAliasUpdate(path: path, at: located))
+            }
+            return try ExportedProperty(
                 name, type: DBusType(signature), access: access, value: values[name],
                 setter: access == .readWrite ? located.map { deviceSetter(path: path, at: $0, name: name) } : nil)
         }
@@ -136,9 +174,15 @@ struct BlueZInterfaces: Sendable {
         return try ExportedInterface(
             BlueZInterface.device,
             methods: [
-                ExportedMethod("Connect", in: "", out: "", handler: notSupported),
-                ExportedMethod("Disconnect", in: "", out: "") { _ in
-                    throw DBusMapping.error(BluetoothdError.notConnected)
+                ExportedMethod("Connect", in: "", out: "") { call in
+                    guard let located else { throw DBusMapping.error(BluetoothdError.doesNotExist) }
+                    try await connect(located.adapter, located.address, call)
+                    return []
+                },
+                ExportedMethod("Disconnect", in: "", out: "") { call in
+                    guard let located else { return [] }
+                    disconnect(located.adapter, located.address, call)
+                    return []
                 },
                 ExportedMethod("ConnectProfile", in: "s", out: "", handler: notSupported),
                 ExportedMethod("DisconnectProfile", in: "s", out: "", handler: notSupported),
@@ -148,6 +192,26 @@ struct BlueZInterfaces: Sendable {
                 },
             ],
             properties: declared)
+    }
+
+    /// A device's Alias: "" returns to the name (else the address), which is what is stored.
+    private func deviceAliasUpdate(
+        path: String, at location: (adapter: Int, address: DeviceAddress)
+    )
+        -> ExportedProperty.Update
+    {
+        { requested, _ in
+            guard case .string(let alias) = requested.unwrapped else {
+                throw DBusMapping.error(BluetoothdError.invalidArguments)
+            }
+            return try run { () throws(BlueZError) in
+                try host.request(adapter: location.adapter, suppressing: (path, "Alias")) {
+                    adapter throws(BlueZError) in
+                    let events = try adapter.setDeviceAlias(location.address, alias)
+                    return (DBusValue.string(adapter.devices[location.address]?.displayAlias ?? alias), events)
+                }
+            }
+        }
     }
 
     private func deviceSetter(
@@ -169,6 +233,42 @@ struct BlueZInterfaces: Sendable {
         }
     }
 
+    /// Device1.Connect: `Connected` true before the reply; the GATT objects and
+    /// `ServicesResolved` after it (bluetoothd resolves services once connected).
+    private func connect(_ adapter: Int, _ address: DeviceAddress, _ call: DBusMethodCall) async throws {
+        let outcome = try run { () throws(BlueZError) in
+            try host.world { world, now throws(BlueZError) in
+                (try world.beginConnect(adapter: adapter, address: address, at: now), [])
+            }
+        }
+        switch outcome {
+        case .alreadyConnected: return
+        case .timesOut:
+            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+        case .fails(let error, let delay):
+            try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            throw DBusMapping.error(error)
+        case .connects(let delay):
+            try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            host.update { world, _ in world.completeConnect(adapter: adapter, address: address) }
+            call.flushSignals()
+            let host = self.host
+            call.afterReply {
+                host.update { world, _ in world.resolveServices(adapter: adapter, address: address) }
+            }
+        }
+    }
+
+    /// Device1.Disconnect: `ServicesResolved` false before the reply, `Connected` false after.
+    private func disconnect(_ adapter: Int, _ address: DeviceAddress, _ call: DBusMethodCall) {
+        host.update { world, _ in world.beginDisconnect(adapter: adapter, address: address) }
+        call.flushSignals()
+        let host = self.host
+        call.afterReply {
+            host.update { world, _ in world.linkLost(adapter: adapter, address: address) }
+        }
+    }
+
     // MARK: /org/bluez
 
     /// AgentManager1, accepting agents (nothing asks them anything yet: pairing is a later slice).
@@ -183,9 +283,9 @@ struct BlueZInterfaces: Sendable {
     }
 
     /// Runs `body`, turning a bluetoothd error into the D-Bus error reply.
-    private func run(_ body: () throws(BlueZError) -> Void) throws {
+    private func run<R>(_ body: () throws(BlueZError) -> R) throws -> R {
         do {
-            try body()
+            return try body()
         } catch {
             throw DBusMapping.error(error)
         }
