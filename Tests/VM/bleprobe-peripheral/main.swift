@@ -17,9 +17,11 @@ import GATT
     import Glibc
 #endif
 
+/// One line on stdout, written at once (not through stdio: `fflush(NULL)`
+/// would wait for the lock of stdin, held by the thread blocked reading it).
 func log(_ text: String) {
-    print("PROBE \(text)")
-    fflush(nil)
+    let line = Array("PROBE \(text)\n".utf8)
+    line.withUnsafeBytes { _ = write(1, $0.baseAddress, $0.count) }
 }
 
 var adapter = "/org/bluez/hci0"
@@ -124,18 +126,11 @@ final class StdinWatch: Sendable {
     let done: CheckedContinuation<Void, Never>
     init(_ done: CheckedContinuation<Void, Never>) { self.done = done }
 }
-await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+/// Starts the thread; it resumes `done` at end of input.
+nonisolated func watchStdin(_ done: CheckedContinuation<Void, Never>) {
     let watch = Unmanaged.passRetained(StdinWatch(done)).toOpaque()
     var thread = pthread_t()
-    let status = pthread_create(
-        &thread, nil,
-        { raw in
-            guard let raw else { return nil }
-            let watch = Unmanaged<StdinWatch>.fromOpaque(raw).takeRetainedValue()
-            while let line = readLine() { log("stdin: \(line)") }
-            watch.done.resume()
-            return nil
-        }, watch)
+    let status = pthread_create(&thread, nil, readStdinUntilClosed, watch)
     if status == 0 {
         pthread_detach(thread)
     } else {
@@ -144,6 +139,16 @@ await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
         done.resume()
     }
 }
+
+nonisolated func readStdinUntilClosed(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    guard let raw else { return nil }
+    let watch = Unmanaged<StdinWatch>.fromOpaque(raw).takeRetainedValue()
+    while let line = readLine() { log("stdin: \(line)") }
+    watch.done.resume()
+    return nil
+}
+
+await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in watchStdin(done) }
 log("stopping")
 try? await manager.stopAdvertising()
 await backend.shutdown()
