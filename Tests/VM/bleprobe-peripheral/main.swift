@@ -5,8 +5,10 @@
 // service (...abc0) with an echo characteristic (...abc1, read + write: a
 // write is logged and read back) and a failing one (...abc2, read: answered
 // with ATT application error 0x80). Advertises "--name" and 0x180F. When a
-// central subscribes to Battery Level it sends three notifications (99, 98,
-// 97). Every step is printed with a PROBE prefix. It stops (unregistering the
+// central writes "notify" to the echo characteristic it sends three Battery
+// Level notifications (99, 98, 97): bluetoothd's own battery plugin on the
+// central's side subscribes at connection, before a test client does, so a
+// notification sent on subscription could arrive before the client listens. Every step is printed with a PROBE prefix. It stops (unregistering the
 // advertisement and the application) when stdin closes.
 import BLE
 import BlueZ
@@ -81,6 +83,17 @@ do {
     exit(1)
 }
 
+/// Three Battery Level notifications (99, 98, 97), waiting for room in the
+/// transmit queue when it is full.
+func notifyBatteryLevels() async {
+    for level: UInt8 in [99, 98, 97] {
+        while !manager.updateValue([level], for: batteryLevel) {
+            for await _ in manager.readyToUpdate() { break }
+        }
+        log("notified \(level)")
+    }
+}
+
 let requests = Task {
     var echo: [UInt8] = Array("hello".utf8)
     for await request in manager.requests() {
@@ -97,6 +110,7 @@ let requests = Task {
             log("write \(what.shortString) value \"\(text)\" offset \(request.offset) from \(request.central)")
             echo = request.value
             request.respond()
+            if text == "notify" { await notifyBatteryLevels() }
         }
     }
 }
@@ -106,13 +120,6 @@ let notifier = Task {
         switch event {
         case .subscribed(_, let characteristic, _):
             log("subscribed \(characteristic)")
-            guard characteristic == batteryLevel else { continue }
-            for level: UInt8 in [99, 98, 97] {
-                while !manager.updateValue([level], for: batteryLevel) {
-                    for await _ in manager.readyToUpdate() { break }
-                }
-                log("notified \(level)")
-            }
         case .unsubscribed(_, let characteristic):
             log("unsubscribed \(characteristic)")
         }
