@@ -52,7 +52,7 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
     }
 }
 
-@Suite struct PeripheralBackendTests {
+@Suite(.timeLimit(.minutes(1))) struct PeripheralBackendTests {
     @Test func exportsTheApplicationTreeThatBluetoothdReadsBeforeReplying() async throws {
         try await PrivateBus.with { bus in
             let rig = try await Rig.start(bus)
