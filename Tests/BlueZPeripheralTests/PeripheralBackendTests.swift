@@ -217,6 +217,8 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
             var events = rig.fake.events.makeAsyncIterator()
             try await rig.manager.add(Rig.battery)
             _ = try #require(await applicationRegistered(&events))
+            let instances = try await rig.backend.advertisingInstances(adapter: FakeBluetoothd.adapter.rawValue)
+            #expect(instances.supported == 5 && instances.active == 0)
             try await rig.manager.startAdvertising(AdvertisingData(serviceUUIDs: [.battery], localName: "bat"))
             guard case .advertisementRegistered(_, let properties) = await events.next() else {
                 Issue.record("no RegisterAdvertisement")
