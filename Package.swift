@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "NoEntryPointPlugin", type: .dynamic, targets: ["NoEntryPointPlugin"]),
         .library(name: "OneCopyProbe", type: .dynamic, targets: ["OneCopyProbe"]),
         .library(name: "StuckPlugin", type: .dynamic, targets: ["StuckPlugin"]),
+        .executable(name: "blesim", targets: ["blesim"]),
     ],
     dependencies: [.package(path: "Core")],
     targets: [
@@ -31,11 +32,18 @@ let package = Package(
             name: "bleprobe-peripheral", dependencies: [core], path: "Tests/VM/bleprobe-peripheral",
             swiftSettings: strict),
         .executableTarget(name: "blectl", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
+        // Drives CentralManager over BlueZ against example-gatt-server in the VM (Tests/VM/central-*.sh).
+        .executableTarget(name: "bleprobe-central", dependencies: [core], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
         // The sensor aggregator's pure logic (issue 7); it becomes a .dynamic
         // plugin product with entry points once the BLE API is in the core.
         .target(
             name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", swiftSettings: strict),
+        // The payment-terminal scanner's pure logic (terminal table, journal, reconciliation, pos.*
+        // params); becomes a .dynamic plugin product with an entry point once the BLE API lands.
+        .target(
+            name: "PaymentTerminalScanner", dependencies: [core], path: "plugins/PaymentTerminalScanner",
+            swiftSettings: strict),
         .target(
             name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: strict),
@@ -49,17 +57,27 @@ let package = Package(
             name: "OneCopyProbe", dependencies: [core], path: "Tests/Fixtures/OneCopyProbe", swiftSettings: strict),
         .target(
             name: "StuckPlugin", dependencies: [core], path: "Tests/Fixtures/StuckPlugin", swiftSettings: strict),
+        // blesim: pure simulation logic (no I/O) and the executable serving org.bluez.
+        .target(name: "SimCore", dependencies: [core], swiftSettings: strict),
+        .executableTarget(name: "blesim", dependencies: ["SimCore", core], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "BlueZCentralTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "BlueZPeripheralTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
+        .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(
+            name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner"], swiftSettings: strict),
         .testTarget(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "BlectlTests", dependencies: [core, "ControlProtocol", "bleagent", "blectl"],
             swiftSettings: strict),
+        .testTarget(
+            name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "BlesimTests", dependencies: [core], exclude: ["Fixtures"], swiftSettings: strict),
     ]
 )

@@ -10,7 +10,11 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 let package = Package(
     name: "BLECore",
     products: [
-        .library(name: "BLECore", type: .dynamic, targets: ["JSON", "DBus", "GATT", "BLE", "RoleKit", "BlueZ"])
+        .library(
+            name: "BLECore", type: .dynamic,
+            targets: [
+                "JSON", "DBus", "GATT", "BLE", "RoleKit", "PaymentTerminalProfile", "VirtualPaymentTerminal", "BlueZ",
+            ])
     ],
     targets: [
         .systemLibrary(
@@ -26,7 +30,13 @@ let package = Package(
         .target(name: "BLE", dependencies: ["GATT", "JSON"], swiftSettings: strict),
         // What a role plugin sees: RolePlugin, RoleContext, PluginDescriptor, the ABI version.
         .target(name: "RoleKit", dependencies: ["JSON", "GATT"], swiftSettings: strict),
-        // The BLE backends over bluetoothd's D-Bus API (BlueZ 5.66).
+        // The Payment Terminal profile's UUIDs, codecs and GATT model (docs/profiles/payment-terminal.md),
+        // shared by the scanner plugin, the virtual terminal and the simulator.
+        .target(name: "PaymentTerminalProfile", dependencies: ["GATT"], swiftSettings: strict),
+        // The virtual terminal's pure logic: idempotency, rules, latency, charge ledger, JSON config.
+        .target(
+            name: "VirtualPaymentTerminal", dependencies: ["PaymentTerminalProfile", "JSON"], swiftSettings: strict),
+        // The BLE API's backends over BlueZ's D-Bus API (central and peripheral).
         .target(name: "BlueZ", dependencies: ["DBus", "BLE", "GATT"], swiftSettings: strict),
     ]
 )

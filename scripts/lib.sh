@@ -5,7 +5,8 @@
 #   libdbus-1-dev, libjson-c-dev, pkg-config  the two C libraries we wrap, found through pkg-config
 #   dbus-daemon                               the private bus the tests and the demo start
 #   dbus-bin, systemd                         dbus-send and busctl: D-Bus clients we did not write, used by tests
-BLEAGENT_APT_PACKAGES=(libdbus-1-dev libjson-c-dev pkg-config dbus-daemon dbus-bin systemd)
+#   bluez                                     bluetoothctl: BlueZ's own client, run against blesim by tests
+BLEAGENT_APT_PACKAGES=(libdbus-1-dev libjson-c-dev pkg-config dbus-daemon dbus-bin systemd bluez)
 
 log() { printf '==> %s\n' "$*" >&2; }
 

@@ -141,3 +141,33 @@ extension String {
         return text
     }
 }
+
+@Suite("Nested object managers")
+struct NestedManagerTests {
+    @Test("only the nearest object manager announces an object")
+    func nearestManagerAnnounces() async throws {
+        try await PrivateBus.with { bus in
+            let server = try await bus.connect()
+            let client = try await bus.connect()
+            let outer = ObjectManagerTests.root
+            let inner = try outer.appending("sub")
+            server.objects.addObjectManager(at: outer)
+            server.objects.addObjectManager(at: inner)
+            let stream = try await client.signals(.objectManager(sender: server.uniqueName))
+            try server.objects.export(try inner.appending("x"), interfaces: [ObjectManagerTests.service("1")])
+            try server.objects.export(try outer.appending("y"), interfaces: [ObjectManagerTests.service("2")])
+            var iterator = stream.makeAsyncIterator()
+            typealias Added = [String: [String: DBusValue]]
+            let first = try #require(await iterator.next())
+            let firstPath = try first.decode(ObjectPath.self, Added.self).0
+            let x = try inner.appending("x")
+            #expect(first.path == inner && firstPath == x)
+            let second = try #require(await iterator.next())
+            let secondPath = try second.decode(ObjectPath.self, Added.self).0
+            let y = try outer.appending("y")
+            #expect(second.path == outer && secondPath == y)
+            await client.close()
+            await server.close()
+        }
+    }
+}

@@ -276,9 +276,11 @@ public final class Peripheral: Sendable {
             group.addTask {
                 for await _ in changes {
                     let status = central.state.withLock { state -> Bool? in
-                        guard let path = state.mirror.devicePath(for: id), let device = state.mirror.device(at: path),
-                            device.connected
+                        guard let path = state.mirror.devicePath(for: id), let device = state.mirror.device(at: path)
                         else { return false }
+                        // Device1.Connect may have returned before its
+                        // `Connected: true` reached the mirror: keep waiting.
+                        guard device.connected else { return state.peripheralStates[id] == .connecting ? nil : false }
                         return device.servicesResolved ? true : nil
                     }
                     if let status { return status }

@@ -37,13 +37,26 @@ extension ObjectServer {
                     .failed, "\(method.name) returned \"\(returned)\" but declares \"\(method.outputSignature)\"")
             }
             return values
-        case .set(let interface, let property, let value):
-            if let setter = property.setter { try await setter(value, call) }
+        case .set(let interface, let property, let requested):
+            var stored: DBusValue? = requested
+            if let update = property.update {
+                stored = try await update(requested, call)
+            } else if let setter = property.setter {
+                try await setter(requested, call)
+            }
+            guard let stored else { return [] }
+            guard stored.type == property.type else {
+                throw DBusError(
+                    .failed,
+                    "the setter of \(property.name) chose type \"\(stored.signature)\" for \"\(property.type)\"")
+            }
             state.withLock { state in
                 guard var entry = state.objects[call.path], let index = entry.index(of: interface) else { return }
-                entry.interfaces[index].values[property.name] = value
+                let previous = entry.interfaces[index].values[property.name]
+                entry.interfaces[index].values[property.name] = stored
                 state.objects[call.path] = entry
-                emitPropertiesChanged(call.path, interface, [(property, value)])
+                guard previous != stored else { return }
+                emit(.propertiesChanged(path: call.path, interface: interface, names: [property.name]), in: state)
             }
             return []
         }
@@ -53,20 +66,23 @@ extension ObjectServer {
         let path = call.path
         let member = call.member
         let interface = call.interface
+        let gdbus = state.style.dispatch == .gdbus
         guard let object = state.objects[path] else {
-            if member == "Introspect", interface == nil || interface == StandardInterfaces.introspectable,
+            if member == "Introspect", interface == StandardInterfaces.introspectable || (interface == nil && !gdbus),
                 state.objects.keys.contains(where: { path.isStrictAncestor(of: $0) })
             {
                 return .values([.string(Introspection.xml(for: path, object: nil, in: state))])
             }
+            if gdbus { throw libdbusUnhandled(call, .unknownObject) }
             throw DBusError(.unknownObject, "no object at \(path)")
         }
         if let authorize = object.authorize, !authorize(call.sender) {
             throw DBusError(.accessDenied, "\(call.sender) may not call \(path)")
         }
+        if gdbus { return try gdbusRoute(call, object: object, in: state) }
         switch interface {
         case StandardInterfaces.properties?:
-            return try propertiesRoute(call, object: object)
+            return try propertiesRoute(call, object: object, style: state.style)
         case StandardInterfaces.introspectable?:
             guard member == "Introspect" else { throw unknownMethod(call) }
             return .values([.string(Introspection.xml(for: path, object: object, in: state))])
@@ -87,12 +103,48 @@ extension ObjectServer {
                 if let method = entry.definition.method(member) { return .method(method) }
             }
             switch member {
-            case "Get", "GetAll", "Set": return try propertiesRoute(call, object: object)
+            case "Get", "GetAll", "Set": return try propertiesRoute(call, object: object, style: state.style)
             case "Introspect": return .values([.string(Introspection.xml(for: path, object: object, in: state))])
             case "GetManagedObjects" where object.isManager: return .values([managedObjects(below: path, in: state)])
             default: throw unknownMethod(call)
             }
         }
+    }
+
+    /// Routing as BlueZ's gdbus on libdbus does it: a call must name an interface the object has and match one of
+    /// its methods by name and signature; anything else gets libdbus's reply for an unhandled call.
+    private static func gdbusRoute(_ call: DBusMethodCall, object: ObjectEntry, in state: State) throws -> Route {
+        let signature = call.message.signature.rawValue
+        let unhandled = libdbusUnhandled(call, .unknownMethod)
+        switch call.interface {
+        case StandardInterfaces.properties? where object.interfaces.contains { !$0.definition.properties.isEmpty }:
+            let expected = ["Get": "ss", "GetAll": "s", "Set": "ssv"]
+            guard expected[call.member] == signature else { throw unhandled }
+            return try propertiesRoute(call, object: object, style: state.style)
+        case StandardInterfaces.introspectable?:
+            guard call.member == "Introspect", signature.isEmpty else { throw unhandled }
+            return .values([.string(Introspection.xml(for: call.path, object: object, in: state))])
+        case StandardInterfaces.objectManager? where object.isManager:
+            guard call.member == "GetManagedObjects", signature.isEmpty else { throw unhandled }
+            return .values([managedObjects(below: call.path, in: state)])
+        case let name?:
+            guard let index = object.index(of: name),
+                let method = object.interfaces[index].definition.method(call.member),
+                method.inputSignature == signature
+            else { throw unhandled }
+            return .method(method)
+        case nil:
+            throw unhandled
+        }
+    }
+
+    /// libdbus's reply to a call no handler took (`UnknownMethod`, or `UnknownObject` where no object is), with its
+    /// wording: `Method "M" with signature "S" on interface "I" doesn't exist` and a newline.
+    static func libdbusUnhandled(_ call: DBusMethodCall, _ name: DBusError.Name) -> DBusError {
+        DBusError(
+            name,
+            "Method \"\(call.member)\" with signature \"\(call.message.signature)\" on interface "
+                + "\"\(call.interface ?? "(null)")\" doesn't exist\n")
     }
 
     private static func unknownMethod(_ call: DBusMethodCall) -> DBusError {

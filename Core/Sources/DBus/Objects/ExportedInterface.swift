@@ -18,6 +18,14 @@ public struct DBusMethodCall: Sendable {
     public let message: DBusMessage
     /// The connection the call arrived on; handlers may await other calls on it while it keeps serving.
     public let connection: DBusConnection
+    /// Holds the call's signals until its reply is sent (`nil` outside the object server).
+    let context: CallContext?
+
+    init(message: DBusMessage, connection: DBusConnection, context: CallContext? = nil) {
+        self.message = message
+        self.connection = connection
+        self.context = context
+    }
 
     /// The caller's unique name (e.g. bluetoothd's `:1.7`); compare it to refuse other callers.
     public var sender: String { message.sender ?? "" }
@@ -27,6 +35,23 @@ public struct DBusMethodCall: Sendable {
     public var interface: String? { message.interface }
     /// The method name.
     public var member: String { message.member ?? "" }
+
+    /// Runs `work` once the reply to this call (success or error) and the signals held back for it are queued.
+    ///
+    /// Use it for effects that must reach clients after the reply, beyond the object server's own signals (which
+    /// are held back anyway, see ``ObjectServer``): e.g. `call.afterReply { try? connection.emitSignal(...) }`.
+    /// Work registered after the reply was sent runs at once on a task of its own.
+    public func afterReply(_ work: @escaping @Sendable () async -> Void) {
+        if let context { context.addAfterReply(work) } else { Task { await work() } }
+    }
+
+    /// Sends now the signals the object server has held back for this call so far (they otherwise leave right
+    /// after the reply); for a handler that must announce a change before it replies, as bluetoothd's `Connect`
+    /// announces `Connected` before its (later) reply. Signals emitted afterwards are held again.
+    public func flushSignals() {
+        guard let context else { return }
+        connection.objects.send(context.take(close: false))
+    }
 
     /// The decoded arguments.
     public func arguments() throws(DBusMarshalError) -> [DBusValue] { try message.arguments() }
@@ -110,8 +135,17 @@ public struct ExportedProperty: Sendable {
         case none = "false"
     }
 
-    /// Validates or applies a remote `Set` before the value is stored; throw a ``DBusError`` to refuse it.
+    /// Validates or applies a remote `Set` before the requested value is stored; throw a ``DBusError`` to refuse
+    /// it. `PropertiesChanged` follows the reply, and only if the value changed.
     public typealias Setter = @Sendable (DBusValue, DBusMethodCall) async throws -> Void
+
+    /// Applies a remote `Set` and decides what is stored: returns the value to store and report (it may differ
+    /// from the requested one, e.g. a device's `Name` when `Alias` is set to ""), or `nil` to store nothing (the
+    /// setter changed the properties itself, or refused silently). Throw a ``DBusError`` to refuse the call.
+    ///
+    /// `PropertiesChanged` is emitted only if the stored value changed, after the reply; changes the setter makes
+    /// with ``ObjectServer/setProperties(_:interface:at:)`` on the same interface fold into that one signal.
+    public typealias Update = @Sendable (_ requested: DBusValue, DBusMethodCall) async throws -> DBusValue?
 
     /// The property name.
     public let name: String
@@ -123,8 +157,10 @@ public struct ExportedProperty: Sendable {
     public let changeSignal: ChangeSignal
     /// The initial value, or `nil` for "absent" (not listed by `GetAll`, `Get` fails).
     public let initialValue: DBusValue?
-    /// Called on a remote `Set` after its type was checked; `nil` accepts every well-typed value.
+    /// Called on a remote `Set` after its type was checked; `nil` accepts every well-typed value (or ``update`` decides).
     public let setter: Setter?
+    /// Called on a remote `Set` after its type was checked, and decides what is stored (see ``Update``).
+    public private(set) var update: Update?
 
     /// A property; `value`, if given, must have type `type`.
     public init(
@@ -141,6 +177,24 @@ public struct ExportedProperty: Sendable {
         self.changeSignal = changeSignal
         initialValue = value
         self.setter = setter
+        update = nil
+    }
+
+    /// A writable property whose remote `Set` goes through `update`, which chooses the value stored (see
+    /// ``Update``):
+    /// ```swift
+    /// try ExportedProperty.writable("Alias", type: .string, value: "hall") { requested, _ in
+    ///     requested == "" ? .string(deviceName) : requested
+    /// }
+    /// ```
+    public static func writable(
+        _ name: String, type: DBusType, access: Access = .readWrite, value: DBusValue? = nil,
+        changeSignal: ChangeSignal = .emitsValue, update: @escaping Update
+    ) throws(DBusMarshalError) -> ExportedProperty {
+        var property = try ExportedProperty(
+            name, type: type, access: access, value: value, changeSignal: changeSignal, setter: nil)
+        property.update = update
+        return property
     }
 
     var isReadable: Bool { access != .write }

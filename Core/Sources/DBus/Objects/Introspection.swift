@@ -70,9 +70,13 @@ enum Introspection {
     /// The XML for `path`: its interfaces (standard ones included) and its child nodes.
     static func xml(for path: ObjectPath, object: ObjectServer.ObjectEntry?, in state: ObjectServer.State) -> String {
         var xml = header + "<node>\n"
-        xml += peer + introspectable
+        if state.style.introspectsPeer { xml += peer }
+        xml += introspectable
         if let object {
-            if !object.interfaces.isEmpty { xml += properties }
+            let listsProperties =
+                state.style.dispatch == .gdbus
+                ? object.interfaces.contains { !$0.definition.properties.isEmpty } : !object.interfaces.isEmpty
+            if listsProperties { xml += properties }
             if object.isManager { xml += objectManager }
             for entry in object.interfaces { xml += render(entry.definition) }
         }

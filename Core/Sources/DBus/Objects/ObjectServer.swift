@@ -11,7 +11,15 @@ import Synchronization
 /// Standard interfaces are answered here: `org.freedesktop.DBus.Properties` (`Get`, `GetAll`, `Set` with access and
 /// type checks), `org.freedesktop.DBus.ObjectManager` (`GetManagedObjects`, at paths given to
 /// ``addObjectManager(at:authorize:)``) and `org.freedesktop.DBus.Introspectable` (XML generated from the
-/// descriptions, with child nodes); `org.freedesktop.DBus.Peer` is answered by libdbus.
+/// descriptions, with child nodes); `org.freedesktop.DBus.Peer` is answered by libdbus. ``style`` chooses how
+/// calls are matched and refused and what the XML lists: ours (descriptive errors) or BlueZ's gdbus.
+///
+/// Replies come before the signals their call caused, as from bluetoothd: while a handler or setter runs, the
+/// signals this server emits for it (`PropertiesChanged`, `InterfacesAdded`, `InterfacesRemoved`) are held back and
+/// sent right after the reply, on the same outgoing queue; `PropertiesChanged` of one object and interface fold
+/// into one signal with the values current when it leaves. ``DBusMethodCall/flushSignals()`` sends them earlier,
+/// ``DBusMethodCall/afterReply(_:)`` queues other work behind the reply. Changes made outside any call are
+/// announced at once.
 ///
 /// Incoming calls are queued without bound between the connection's thread and the handlers (a call must not be
 /// dropped); handlers should not block, and long work should hop to an actor or task of its own.
@@ -35,6 +43,7 @@ public final class ObjectServer: Sendable {
 
     struct State {
         var objects: [ObjectPath: ObjectEntry] = [:]
+        var style = Style.standard
     }
 
     let state = Mutex(State())
@@ -47,9 +56,17 @@ public final class ObjectServer: Sendable {
         (incoming, incomingContinuation) = AsyncStream.makeStream(of: DBusMessage.self)
     }
 
+    /// How calls are matched and refused and what introspection lists; ``Style/standard`` unless changed.
+    /// Set it before exporting objects: `connection.objects.style = .bluez`.
+    public var style: Style {
+        get { state.withLock { $0.style } }
+        set { state.withLock { $0.style = newValue } }
+    }
+
     // MARK: Exporting
 
-    /// Exports an object at `path` with `interfaces`; managers above it announce it with `InterfacesAdded`.
+    /// Exports an object at `path` with `interfaces`; the nearest manager above it announces it with
+    /// `InterfacesAdded`.
     /// - Throws: ``DBusError/Name/objectPathInUse`` if an object with interfaces is already there.
     public func export(_ path: ObjectPath, interfaces: [ExportedInterface], authorize: Authorizer? = nil) throws {
         try state.withLock { (state) throws(DBusError) in
@@ -62,8 +79,8 @@ public final class ObjectServer: Sendable {
         }
     }
 
-    /// Removes the object at `path` (and its object manager, if it was one); managers above it announce
-    /// `InterfacesRemoved`.
+    /// Removes the object at `path` (and its object manager, if it was one); the nearest manager above it
+    /// announces `InterfacesRemoved`.
     public func unexport(_ path: ObjectPath) throws {
         try state.withLock { (state) throws(DBusError) in
             guard let entry = state.objects.removeValue(forKey: path) else {
@@ -124,6 +141,7 @@ public final class ObjectServer: Sendable {
 
     /// Sets a property (or makes it absent with `nil`) and emits `PropertiesChanged` as its ``ExportedProperty/ChangeSignal``
     /// says; emitted on every call, even when the value is unchanged (a GATT notification may repeat a value).
+    /// Called while a method handler or setter of this server runs, the signal leaves after that call's reply.
     public func setProperty(_ name: String, to value: DBusValue?, interface: String, at path: ObjectPath) throws {
         try setProperties([(name, value)], interface: interface, at: path)
     }
@@ -154,13 +172,45 @@ public final class ObjectServer: Sendable {
             }
             for change in changes { entry.interfaces[index].values[change.name] = change.value }
             state.objects[path] = entry
-            emitPropertiesChanged(path, interface, zip(properties, changes.map(\.value)).map { ($0, $1) })
+            var names: [String] = []
+            for property in properties where !names.contains(property.name) { names.append(property.name) }
+            emit(.propertiesChanged(path: path, interface: interface, names: names), in: state)
         }
     }
 
     // MARK: Emission (called with the lock held, so signals leave in the order of the changes)
 
-    func emitPropertiesChanged(_ path: ObjectPath, _ interface: String, _ changes: [(ExportedProperty, DBusValue?)]) {
+    /// Sends `item`, or holds it back if the current task handles a call of this server (see ``CallContext``).
+    func emit(_ item: CallContext.Deferred, in state: State) {
+        if let context = CallContext.current, context.server == ObjectIdentifier(self), context.hold(item) { return }
+        sendNow(item, in: state)
+    }
+
+    /// Sends held-back signals, in order.
+    func send(_ items: [CallContext.Deferred]) {
+        guard !items.isEmpty else { return }
+        state.withLock { state in
+            for item in items { sendNow(item, in: state) }
+        }
+    }
+
+    private func sendNow(_ item: CallContext.Deferred, in state: State) {
+        switch item {
+        case .message(let message):
+            post(message)
+        case .propertiesChanged(let path, let interface, let names):
+            guard let entry = state.objects[path], let index = entry.index(of: interface) else { return }
+            let current = entry.interfaces[index]
+            let changes = names.compactMap { name in
+                current.definition.property(name).map { ($0, current.values[name]) }
+            }
+            post(ObjectServer.propertiesChanged(path, interface, changes))
+        }
+    }
+
+    static func propertiesChanged(
+        _ path: ObjectPath, _ interface: String, _ changes: [(ExportedProperty, DBusValue?)]
+    ) -> DBusMessage? {
         var changed: [(key: DBusValue, value: DBusValue)] = []
         var invalidated: [DBusValue] = []
         for (property, value) in changes {
@@ -175,51 +225,46 @@ public final class ObjectServer: Sendable {
             case .constant, .none: break
             }
         }
-        guard !changed.isEmpty || !invalidated.isEmpty else { return }
-        post(
-            try? DBusMessage.signal(
-                path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged",
-                arguments: [
-                    .string(interface), .dictionary(key: .string, value: .variant, changed),
-                    .array(.string, invalidated),
-                ]))
+        guard !changed.isEmpty || !invalidated.isEmpty else { return nil }
+        return try? DBusMessage.signal(
+            path: path, interface: StandardInterfaces.properties, member: "PropertiesChanged",
+            arguments: [
+                .string(interface), .dictionary(key: .string, value: .variant, changed), .array(.string, invalidated),
+            ])
     }
 
     private func emitInterfacesAdded(_ path: ObjectPath, _ interfaces: [InterfaceEntry], in state: State) {
-        guard !interfaces.isEmpty else { return }
-        let payload = ObjectServer.interfacesAndProperties(interfaces)
-        for manager in ObjectServer.managers(above: path, in: state) {
-            post(
-                try? DBusMessage.signal(
-                    path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
-                    arguments: [.objectPath(path), payload]))
-        }
+        guard !interfaces.isEmpty, let manager = ObjectServer.manager(above: path, in: state),
+            let signal = try? DBusMessage.signal(
+                path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
+                arguments: [.objectPath(path), ObjectServer.interfacesAndProperties(interfaces)])
+        else { return }
+        emit(.message(signal), in: state)
     }
 
     private func emitInterfacesRemoved(_ path: ObjectPath, _ names: [String], in state: State) {
-        guard !names.isEmpty else { return }
-        for manager in ObjectServer.managers(above: path, in: state) {
-            post(
-                try? DBusMessage.signal(
-                    path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
-                    arguments: [.objectPath(path), .array(.string, names.map(DBusValue.string))]))
-        }
+        guard !names.isEmpty, let manager = ObjectServer.manager(above: path, in: state),
+            let signal = try? DBusMessage.signal(
+                path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesRemoved",
+                arguments: [.objectPath(path), .array(.string, names.map(DBusValue.string))])
+        else { return }
+        emit(.message(signal), in: state)
     }
 
     func post(_ message: DBusMessage?) {
         if let message { _ = mailbox.post(.send(message)) }
     }
 
-    static func managers(above path: ObjectPath, in state: State) -> [ObjectPath] {
-        var result: [ObjectPath] = []
+    /// The nearest object manager strictly above `path`: the one that announces it (a manager's own
+    /// `GetManagedObjects` still lists everything below it, managers in between included).
+    static func manager(above path: ObjectPath, in state: State) -> ObjectPath? {
         var current = path.parent
         while let ancestor = current {
-            if state.objects[ancestor]?.isManager == true { result.append(ancestor) }
+            if state.objects[ancestor]?.isManager == true { return ancestor }
             current = ancestor.parent
         }
-        return result
+        return nil
     }
-
     /// `a{sa{sv}}`: each interface with its readable, present properties.
     static func interfacesAndProperties(_ interfaces: [InterfaceEntry]) -> DBusValue {
         .dictionary(
@@ -255,15 +300,21 @@ public final class ObjectServer: Sendable {
     }
 
     private func serve(_ message: DBusMessage, on connection: DBusConnection) async {
-        let call = DBusMethodCall(message: message, connection: connection)
+        let context = CallContext(server: self)
+        let call = DBusMethodCall(message: message, connection: connection, context: context)
         let reply: DBusMessage?
         do {
-            let values = try await dispatch(call)
+            let values = try await CallContext.$current.withValue(context) { try await dispatch(call) }
             reply = try message.makeReply(values)
         } catch {
             reply = try? message.makeErrorReply(ObjectServer.replyError(for: error))
         }
-        if !message.noReplyExpected { post(reply) }
+        // One lock for the reply and the held-back signals: nothing emitted elsewhere can come between them.
+        state.withLock { state in
+            if !message.noReplyExpected { post(reply) }
+            for item in context.take(close: true) { sendNow(item, in: state) }
+        }
+        for work in context.takeAfterReply() { await work() }
     }
 
     static func replyError(for error: any Error) -> DBusError {

@@ -1,0 +1,128 @@
+import BLE
+import Synchronization
+
+/// The one place where the central backend's events are put in order.
+///
+/// Signals, name-owner changes and GetManagedObjects replies reach the
+/// backend on different tasks; this gate decides, under one lock, what is
+/// yielded and in which order, so the mirror neither loses nor doubles:
+///
+/// - only signals and replies from the current owner of `org.bluez` pass
+///   (a signal still queued from a bluetoothd that has exited, or one sent by
+///   a new bluetoothd before we knew its name, is dropped: the next snapshot
+///   holds what it said);
+/// - once a snapshot with reply serial S is yielded, a signal with a serial
+///   below S that arrives later is dropped (the snapshot already contains it;
+///   bluetoothd numbers its replies and signals from one counter). Signals
+///   yielded before the snapshot are buffered by ``ObjectTreeMirror`` and
+///   filtered there by the same rule.
+///
+/// Pure apart from the continuation it yields into; also keeps which paths
+/// are GATT descriptors, so ReadValue/WriteValue pick the right interface.
+final class EventGate: Sendable {
+    private struct State {
+        var owner: String?
+        var snapshotSerial: UInt32?
+        var descriptors: Set<String> = []
+    }
+
+    private let state = Mutex(State())
+    private let continuation: AsyncStream<CentralBackendEvent>.Continuation
+
+    init(continuation: AsyncStream<CentralBackendEvent>.Continuation) {
+        self.continuation = continuation
+    }
+
+    /// The unique name of the current bluetoothd, if any.
+    var owner: String? { state.withLock { $0.owner } }
+
+    /// A name-owner observation: `oldOwner` → `newOwner` (nil for none), or,
+    /// for the first look (GetNameOwner), `oldOwner` nil. Yields
+    /// `bluetoothdPresent` only on real changes; stale observations (an old
+    /// owner that is not the current one) are ignored. Returns whether
+    /// bluetoothd was lost.
+    @discardableResult
+    func ownerChanged(from oldOwner: String?, to newOwner: String?) -> Bool {
+        state.withLock { state in
+            var lost = false
+            if let oldOwner, oldOwner == state.owner, newOwner != oldOwner {
+                state = State()
+                continuation.yield(.bluetoothdPresent(false))
+                lost = true
+            }
+            if let newOwner, newOwner != state.owner {
+                if state.owner != nil {
+                    state = State()
+                    continuation.yield(.bluetoothdPresent(false))
+                    lost = true
+                }
+                state.owner = newOwner
+                continuation.yield(.bluetoothdPresent(true))
+            }
+            return lost
+        }
+    }
+
+    /// Reports bluetoothd absent at start (GetNameOwner found no owner).
+    func initiallyAbsent() {
+        state.withLock { state in
+            if state.owner == nil { continuation.yield(.bluetoothdPresent(false)) }
+        }
+    }
+
+    /// A tree signal from `sender` with D-Bus serial `serial`.
+    func signal(_ delta: ObjectTreeDelta, sender: String?, serial: UInt32) {
+        state.withLock { state in
+            guard let owner = state.owner, sender == owner else { return }
+            if let snapshotSerial = state.snapshotSerial, serial < snapshotSerial { return }
+            Self.track(delta, in: &state.descriptors)
+            continuation.yield(.delta(delta, serial: serial))
+        }
+    }
+
+    /// A GetManagedObjects reply from `sender` with serial `serial`.
+    func snapshot(_ tree: ObjectTreeSnapshot, sender: String?, serial: UInt32) {
+        state.withLock { state in
+            guard let owner = state.owner, sender == owner else { return }
+            state.snapshotSerial = serial
+            state.descriptors = Set(tree.filter { $0.value[BlueZInterface.gattDescriptor] != nil }.keys)
+            continuation.yield(.snapshot(tree, serial: serial))
+        }
+    }
+
+    /// A Properties.GetAll reply, fed as InterfacesAdded (no serial: it is a
+    /// fresh read, newer than anything buffered).
+    func refreshed(path: String, interface: String, properties: PropertyMap, sender: String?) {
+        state.withLock { state in
+            guard let owner = state.owner, sender == owner else { return }
+            let delta = ObjectTreeDelta.interfacesAdded(path: path, interfaces: [interface: properties])
+            Self.track(delta, in: &state.descriptors)
+            continuation.yield(.delta(delta, serial: nil))
+        }
+    }
+
+    /// Yields any other event (notifications, flow control, access denied).
+    func yield(_ event: CentralBackendEvent) {
+        state.withLock { _ in _ = continuation.yield(event) }
+    }
+
+    /// Whether `path` is a GattDescriptor1 (known from the tree, else by
+    /// BlueZ's path scheme `.../charXXXX/descYYYY`).
+    func isDescriptor(_ path: String) -> Bool {
+        if state.withLock({ $0.descriptors.contains(path) }) { return true }
+        return path.split(separator: "/").last?.hasPrefix("desc") ?? false
+    }
+
+    /// Ends the event stream.
+    func finish() { continuation.finish() }
+
+    private static func track(_ delta: ObjectTreeDelta, in descriptors: inout Set<String>) {
+        switch delta {
+        case .interfacesAdded(let path, let interfaces) where interfaces[BlueZInterface.gattDescriptor] != nil:
+            descriptors.insert(path)
+        case .interfacesRemoved(let path, let interfaces) where interfaces.contains(BlueZInterface.gattDescriptor):
+            descriptors.remove(path)
+        default: break
+        }
+    }
+}

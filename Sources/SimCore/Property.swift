@@ -1,0 +1,52 @@
+/// A D-Bus property value as SimCore produces it, without depending on a D-Bus library; the
+/// shell turns each case into the variant of the signature named in its doc comment.
+public enum PropertyValue: Sendable, Equatable {
+    /// `b`
+    case bool(Bool)
+    /// `s`
+    case string(String)
+    /// `o`
+    case objectPath(String)
+    /// `n`
+    case int16(Int16)
+    /// `q`
+    case uint16(UInt16)
+    /// `u`
+    case uint32(UInt32)
+    /// `as`
+    case strings([String])
+    /// `ay`
+    case bytes([UInt8])
+    /// `a{qv}` with `ay` values (Device1.ManufacturerData)
+    case manufacturerData([ManufacturerDatum])
+    /// `a{sv}` with `ay` values (Device1.ServiceData)
+    case serviceData([ServiceDatum])
+}
+
+/// A named property value of an org.bluez interface.
+public struct Property: Sendable, Equatable, CustomStringConvertible {
+    /// The property name, for example `RSSI`.
+    public let name: String
+    /// Its value.
+    public let value: PropertyValue
+
+    /// A property.
+    public init(_ name: String, _ value: PropertyValue) {
+        self.name = name
+        self.value = value
+    }
+
+    public var description: String { "\(name)=\(value)" }
+}
+
+/// What changed on an adapter's object tree, for the shell to emit as D-Bus signals, in order.
+public enum AdapterEvent: Sendable, Equatable {
+    /// Adapter1 properties changed (PropertiesChanged on the adapter).
+    case adapterChanged([Property])
+    /// A Device1 object appeared (InterfacesAdded with all its present properties).
+    case deviceAdded(DeviceAddress, [Property])
+    /// Device1 properties changed or were invalidated (PropertiesChanged).
+    case deviceChanged(DeviceAddress, changed: [Property], invalidated: [String])
+    /// A Device1 object went away (InterfacesRemoved).
+    case deviceRemoved(DeviceAddress)
+}

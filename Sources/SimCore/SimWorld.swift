@@ -1,0 +1,99 @@
+import GATT
+
+/// The whole simulation, pure and deterministic: adapters, virtual devices, and the air between
+/// them. The shell tells it the time and forwards clients' requests; it answers with events.
+public struct SimWorld: Sendable {
+    /// The adapters, hci0 first.
+    public internal(set) var adapters: [SimAdapter]
+    /// The virtual devices.
+    public let devices: [VirtualDevice]
+    /// Devices that are silenced (for fault injection): they do not advertise.
+    public var silenced: Set<Int> = []
+
+    private var air: AirSchedule
+    private var noise: SeededGenerator
+
+    /// A world built from `scenario`, starting at `start`.
+    /// `experimental` serves the properties `bluetoothd -E` adds.
+    public init(
+        scenario: Scenario, start: SimInstant = .zero, proximityRule: ProximityRule = .bluez566,
+        experimental: Bool = false
+    ) {
+        adapters = scenario.adapters.enumerated().map { index, spec in
+            SimAdapter(
+                index: index, spec: spec, temporaryTimeout: scenario.temporaryTimeout, proximityRule: proximityRule,
+                experimental: experimental)
+        }
+        devices = scenario.devices
+        air = AirSchedule(
+            intervalsMilliseconds: scenario.devices.map(\.intervalMilliseconds), start: start, seed: scenario.seed)
+        noise = SeededGenerator(seed: scenario.seed ^ 0x5EED_0F_A1)
+    }
+
+    /// Events of one adapter, tagged with its index.
+    public struct Batch: Sendable, Equatable {
+        /// The adapter's index (N in hciN).
+        public var adapter: Int
+        /// What happened on it, in order.
+        public var events: [AdapterEvent]
+
+        /// A batch of `events` on adapter `adapter`.
+        public init(adapter: Int, events: [AdapterEvent]) {
+            self.adapter = adapter
+            self.events = events
+        }
+    }
+
+    /// Whether any adapter is discovering (then the air must be run).
+    public var isListening: Bool { adapters.contains(where: \.discovering) }
+
+    /// When `advance(to:)` next has something to do: the next advertisement while an adapter
+    /// listens, or the next temporary-device expiry.
+    public var nextDeadline: SimInstant? {
+        let expiry = adapters.compactMap(\.nextExpiry).min()
+        guard isListening, let advertisement = air.nextEvent else { return expiry }
+        return min(expiry ?? advertisement, advertisement)
+    }
+
+    /// Runs the air up to `now`: every advertisement due is heard by every listening adapter
+    /// (with its own RSSI), and temporary devices expire. Returns the events per adapter.
+    public mutating func advance(to now: SimInstant) -> [Batch] {
+        var batches: [[AdapterEvent]] = Array(repeating: [], count: adapters.count)
+        let listening = isListening
+        for (deviceIndex, time) in air.events(through: now) where listening && !silenced.contains(deviceIndex) {
+            let device = devices[deviceIndex]
+            for adapterIndex in adapters.indices where adapters[adapterIndex].discovering {
+                let spec = adapters[adapterIndex].spec
+                let rssi = device.radio.rssi(observer: spec.position, at: time, using: &noise)
+                guard Int(rssi) >= spec.sensitivity else { continue }
+                let report = AdvertisingReport(
+                    address: device.address, addressType: device.addressType, rssi: rssi,
+                    connectable: device.connectable, advertisement: device.advertisement)
+                batches[adapterIndex] += adapters[adapterIndex].receive(report, at: time)
+            }
+        }
+        for index in adapters.indices {
+            batches[index] += adapters[index].expire(at: now)
+        }
+        return batches.enumerated().compactMap { index, events in
+            events.isEmpty ? nil : Batch(adapter: index, events: events)
+        }
+    }
+
+    /// Runs `operation` on adapter `index` (a client's request) and returns its events; nil
+    /// when there is no such adapter.
+    public mutating func withAdapter<R>(
+        _ index: Int, _ operation: (inout SimAdapter) throws(BlueZError) -> R
+    ) throws(BlueZError) -> R? {
+        guard adapters.indices.contains(index) else { return nil }
+        return try operation(&adapters[index])
+    }
+
+    /// A client left the bus: its sessions on every adapter end.
+    public mutating func clientLeft(owner: String) -> [Batch] {
+        adapters.indices.compactMap { index in
+            let events = adapters[index].clientLeft(owner: owner)
+            return events.isEmpty ? nil : Batch(adapter: index, events: events)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import DBus
+import SimCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Serves org.bluez for a scenario on a bus until SIGINT or SIGTERM.
+enum BlueZServer {
+    struct Unavailable: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func serve(scenario: Scenario, address: String?, experimental: Bool) async throws {
+        let connection: DBusConnection
+        let bus: String
+        if let address {
+            connection = try await DBusConnection.connect(address: address)
+            bus = address
+        } else {
+            connection = try await DBusConnection.system()
+            bus = "the system bus"
+        }
+        let objects = connection.objects
+        let host = SimHost(world: SimWorld(scenario: scenario, experimental: experimental))
+        let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental)
+        host.setEmitter { signals in
+            for signal in signals {
+                DBusMapping.apply(signal, to: objects) { path, properties in
+                    try objects.export(
+                        ObjectPath(path), interfaces: [interfaces.device(path: path, properties: properties)])
+                }
+            }
+        }
+
+        let departures = try await connection.nameOwnerChanges()
+        objects.addObjectManager(at: .root)
+        try objects.export(ObjectPath("/org/bluez"), interfaces: [interfaces.agentManager()])
+        for adapter in host.read({ $0.adapters }) {
+            try objects.export(
+                ObjectPath(adapter.path),
+                interfaces: [interfaces.adapter(index: adapter.index, properties: adapter.properties)])
+        }
+        let reply = try await connection.requestName("org.bluez")
+        guard reply == .primaryOwner else {
+            throw Unavailable(description: "org.bluez is already owned on \(bus) (is bluetoothd running?)")
+        }
+        installSignalHandlers()
+        let summary = host.read { "\($0.adapters.count) adapter(s), \($0.devices.count) virtual device(s)" }
+        Log.ready("blesim: ready on \(bus) as \(connection.uniqueName ?? "?"), \(summary)")
+
+        let air = Task { await host.run() }
+        for await change in departures where change.newOwner == nil && change.name.hasPrefix(":") {
+            host.clientLeft(change.name)
+        }
+        air.cancel()
+        throw Unavailable(description: "the bus connection closed")
+    }
+
+    private static func installSignalHandlers() {
+        signal(SIGINT) { _ in _exit(0) }
+        signal(SIGTERM) { _ in _exit(0) }
+    }
+}

@@ -1,0 +1,138 @@
+import GATT
+import SimCore
+import Synchronization
+
+/// Owns the simulated world and runs it on the real clock: one lock around `SimWorld`, one task
+/// that wakes at the world's next deadline (or when a request changed what the next deadline
+/// is) and advances it. Every change becomes `BusSignal`s handed to `emit`, in order, with the
+/// lock held (`emit` must not call back into the host).
+final class SimHost: Sendable {
+    private struct State {
+        var world: SimWorld
+        var wakeUp: CheckedContinuation<Void, Never>?
+        var wakeRequested = false
+        var emit: @Sendable ([BusSignal]) -> Void = { _ in }
+    }
+
+    private let state: Mutex<State>
+    private let origin = ContinuousClock.now
+
+    /// Ticks closer together than this are merged (bounds the wake-up rate under load).
+    static let minimumTick = Duration.milliseconds(2)
+
+    init(world: SimWorld) {
+        state = Mutex(State(world: world))
+    }
+
+    /// Where signals go from now on (set once the D-Bus objects exist).
+    func setEmitter(_ emit: @escaping @Sendable ([BusSignal]) -> Void) {
+        state.withLock { $0.emit = emit }
+    }
+
+    /// The simulation time now.
+    var now: SimInstant {
+        let elapsed = ContinuousClock.now - origin
+        let (seconds, attoseconds) = elapsed.components
+        return SimInstant(nanoseconds: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// Reads the world.
+    func read<R>(_ body: (SimWorld) -> R) -> R {
+        state.withLock { body($0.world) }
+    }
+
+    /// A client's request on adapter `index`: catches the air up to now, runs `operation`, emits
+    /// the signals (all under the world's lock, so signals leave in the order things happened),
+    /// and wakes the run loop. A change of the property `suppressing` names (on that object path)
+    /// is not emitted: the object server announces a remote `Set` itself. DoesNotExist when there
+    /// is no such adapter.
+    func request<R: Sendable>(
+        adapter index: Int, suppressing: (path: String, property: String)? = nil,
+        _ operation: (inout SimAdapter) throws(BlueZError) -> (R, [AdapterEvent])
+    ) throws(BlueZError) -> R {
+        let (result, wake) = try state.withLock { (state) throws(BlueZError) in
+            emitAdvance(&state)
+            guard let (result, events) = try state.world.withAdapter(index, operation) else {
+                throw BluetoothdError.doesNotExist
+            }
+            var signals = SimWorld.Batch(adapter: index, events: events).signals(in: state.world)
+            if let suppressing { signals = signals.compactMap { Self.removing(suppressing, from: $0) } }
+            if !signals.isEmpty { state.emit(signals) }
+            return (result, Self.takeWakeUp(&state))
+        }
+        wake?.resume()
+        return result
+    }
+
+    /// A bus name left: its sessions end.
+    func clientLeft(_ owner: String) {
+        let wake = state.withLock { state in
+            let signals = state.world.clientLeft(owner: owner).flatMap { $0.signals(in: state.world) }
+            if !signals.isEmpty { state.emit(signals) }
+            return Self.takeWakeUp(&state)
+        }
+        wake?.resume()
+    }
+
+    private func emitAdvance(_ state: inout State) {
+        let signals = state.world.advance(to: now).flatMap { $0.signals(in: state.world) }
+        if !signals.isEmpty { state.emit(signals) }
+    }
+
+    private static func removing(_ target: (path: String, property: String), from signal: BusSignal) -> BusSignal? {
+        guard case .propertiesChanged(let path, let interface, let changed, let invalidated) = signal,
+            path == target.path
+        else { return signal }
+        let kept = changed.filter { $0.name != target.property }
+        guard !kept.isEmpty || !invalidated.isEmpty else { return nil }
+        return .propertiesChanged(path: path, interface: interface, changed: kept, invalidated: invalidated)
+    }
+
+    private static func takeWakeUp(_ state: inout State) -> CheckedContinuation<Void, Never>? {
+        guard let wake = state.wakeUp else {
+            state.wakeRequested = true
+            return nil
+        }
+        state.wakeUp = nil
+        return wake
+    }
+
+    /// Runs the air until the task is cancelled.
+    func run() async {
+        while !Task.isCancelled {
+            let deadline = state.withLock { $0.world.nextDeadline }
+            await sleep(until: deadline)
+            state.withLock { emitAdvance(&$0) }
+        }
+    }
+
+    /// Sleeps until `deadline` (simulation time), or until a request wakes the loop; with no
+    /// deadline, only a request wakes it.
+    private func sleep(until deadline: SimInstant?) async {
+        var timer: Task<Void, Never>? = nil
+        if let deadline {
+            let target = max(origin + .nanoseconds(deadline.nanoseconds), ContinuousClock.now + Self.minimumTick)
+            timer = Task { [weak self] in
+                guard (try? await Task.sleep(until: target, clock: .continuous)) != nil else { return }
+                self?.wake()
+            }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.wakeRequested {
+                    state.wakeRequested = false
+                    return true
+                }
+                state.wakeUp = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        timer?.cancel()
+    }
+
+    /// Wakes the run loop (now, or as soon as it next waits).
+    private func wake() {
+        state.withLock { Self.takeWakeUp(&$0) }?.resume()
+    }
+}
