@@ -27,9 +27,11 @@ struct Rig {
     static let level = LocalCharacteristic(service: .battery, uuid: .batteryLevel)
     static let levelPath = "/service0/char0"
 
-    static func start(_ bus: PrivateBus) async throws -> Rig {
+    static func start(
+        _ bus: PrivateBus, options: BlueZPeripheralBackend.Options = .init()
+    ) async throws -> Rig {
         let fake = try await FakeBluetoothd.start(on: bus)
-        let backend = try await BlueZPeripheralBackend.start(connection: try await bus.connect())
+        let backend = try await BlueZPeripheralBackend.start(connection: try await bus.connect(), options: options)
         let manager = PeripheralManager(backend: backend, options: .init(adapter: FakeBluetoothd.adapter.rawValue))
         for await state in manager.stateUpdates() where state == .poweredOn { break }
         return Rig(bus: bus, fake: fake, backend: backend, manager: manager)
@@ -263,6 +265,31 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
                 if case .applicationUnregistered = event { unregistered.insert("application") }
             }
             #expect(unregistered == ["advertisement", "application"])
+        }
+    }
+
+    @Test func aFullTransmitQueueRefusesUpdatesUntilBluetoothdConfirmsAnIndication() async throws {
+        try await PrivateBus.with { bus in
+            let rig = try await Rig.start(bus, options: .init(transmitQueueLimit: 1))
+            var events = rig.fake.events.makeAsyncIterator()
+            let alert = BluetoothUUID(uuid16: 0x2A06)
+            try await rig.manager.add(
+                GATTService(uuid: .battery, characteristics: [GATTCharacteristic(uuid: alert, properties: [.indicate])])
+            )
+            let root = try #require(await applicationRegistered(&events)).0
+            let path = try ObjectPath(root.rawValue + Rig.levelPath)
+            let characteristic = LocalCharacteristic(service: .battery, uuid: alert)
+            let subscriptions = rig.manager.subscriptionEvents()
+            _ = try await rig.fake.callApplication(path, "StartNotify")
+            for await _ in subscriptions { break }
+            let ready = rig.manager.readyToUpdate()
+            #expect(rig.manager.updateValue([1], for: characteristic))
+            // The indication holds the only slot until bluetoothd confirms it.
+            #expect(!rig.manager.updateValue([2], for: characteristic))
+            _ = try await rig.fake.callApplication(path, "Confirm")
+            for await _ in ready { break }
+            #expect(rig.manager.updateValue([2], for: characteristic))
+            await rig.backend.shutdown()
         }
     }
 }
