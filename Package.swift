@@ -27,6 +27,10 @@ let package = Package(
         // The agent apart from its entry point: config, control server, sd_notify, signals.
         .target(name: "AgentCore", dependencies: [core, "ControlProtocol", "CLinux"], swiftSettings: strict),
         .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
+        // A peripheral on BlueZ for the VM payloads (Tests/VM/peripheral-*.sh).
+        .executableTarget(
+            name: "bleprobe-peripheral", dependencies: [core], path: "Tests/VM/bleprobe-peripheral",
+            swiftSettings: strict),
         .executableTarget(name: "blectl", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
         // Drives CentralManager over BlueZ against example-gatt-server in the VM (Tests/VM/central-*.sh).
         .executableTarget(name: "bleprobe-central", dependencies: [core], swiftSettings: strict),
@@ -61,6 +65,7 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "BlueZCentralTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "BlueZPeripheralTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
         .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
         .testTarget(

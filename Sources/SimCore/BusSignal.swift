@@ -14,6 +14,8 @@ public enum BusSignal: Sendable, Equatable {
     case interfacesRemoved(path: String, interfaces: [String])
     /// `org.freedesktop.DBus.Properties.PropertiesChanged` on `path`.
     case propertiesChanged(path: String, interface: String, changed: [Property], invalidated: [String])
+    /// Not a signal: `value` written to the AcquireNotify socket of the characteristic at `path`.
+    case socketNotification(path: String, value: [UInt8])
 
     public static func == (lhs: BusSignal, rhs: BusSignal) -> Bool {
         switch (lhs, rhs) {
@@ -23,6 +25,7 @@ public enum BusSignal: Sendable, Equatable {
             p1 == p2 && i1 == i2
         case (.propertiesChanged(let p1, let f1, let c1, let v1), .propertiesChanged(let p2, let f2, let c2, let v2)):
             p1 == p2 && f1 == f2 && c1 == c2 && v1 == v2
+        case (.socketNotification(let p1, let v1), .socketNotification(let p2, let v2)): p1 == p2 && v1 == v2
         default: false
         }
     }
@@ -48,6 +51,14 @@ extension SimWorld.Batch {
                     invalidated: invalidated)
             case .deviceRemoved(let address):
                 .interfacesRemoved(path: owner.devicePath(address), interfaces: [BlueZInterface.device])
+            case .objectAdded(let path, let interface, let properties):
+                .interfacesAdded(path: path, interfaces: [(name: interface, properties: properties)])
+            case .objectChanged(let path, let interface, let changed, let invalidated):
+                .propertiesChanged(path: path, interface: interface, changed: changed, invalidated: invalidated)
+            case .objectRemoved(let path, let interfaces):
+                .interfacesRemoved(path: path, interfaces: interfaces)
+            case .socketNotification(let path, let value):
+                .socketNotification(path: path, value: value)
             }
         }
     }

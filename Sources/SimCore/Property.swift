@@ -15,6 +15,8 @@ public enum PropertyValue: Sendable, Equatable {
     case uint32(UInt32)
     /// `as`
     case strings([String])
+    /// `ao`
+    case objectPaths([String])
     /// `ay`
     case bytes([UInt8])
     /// `a{qv}` with `ay` values (Device1.ManufacturerData)
@@ -49,4 +51,13 @@ public enum AdapterEvent: Sendable, Equatable {
     case deviceChanged(DeviceAddress, changed: [Property], invalidated: [String])
     /// A Device1 object went away (InterfacesRemoved).
     case deviceRemoved(DeviceAddress)
+    /// Another object appeared under the adapter (a GATT object of a connected device).
+    case objectAdded(path: String, interface: String, properties: [Property])
+    /// Properties of another object changed.
+    case objectChanged(path: String, interface: String, changed: [Property], invalidated: [String])
+    /// Another object went away.
+    case objectRemoved(path: String, interfaces: [String])
+    /// A notification for a client that acquired the characteristic at `path` with AcquireNotify:
+    /// written to its socket, not signalled.
+    case socketNotification(path: String, value: [UInt8])
 }

@@ -14,6 +14,13 @@ public struct Scenario: Sendable, Equatable {
     /// Seconds a temporary (undiscovered-again) device object lives; main.conf's
     /// `TemporaryTimeout`, default 30. 0 keeps temporary devices until discovery stops.
     public var temporaryTimeout: Double
+    /// Seconds before a Connect to a device that cannot be reached fails (bluetoothd waits for
+    /// the kernel's LE connection timeout; scenarios keep it short). Default 2.
+    public var connectFailSeconds: Double = 2
+    /// Seconds a successful Connect takes before Connected becomes true. Default 0.02.
+    public var connectSeconds: Double = 0.02
+    /// The ATT MTU every link negotiates. Default 247.
+    public var mtu: UInt16 = 247
 
     /// A scenario from its parts.
     public init(
@@ -103,14 +110,16 @@ public struct VirtualDevice: Sendable, Equatable {
     public var connectable: Bool
     /// How strongly each adapter hears it.
     public var radio: RadioModel
-    /// Whether the scenario gave a GATT database (served in a later slice; ignored for now).
-    public var hasGATTDatabase: Bool
+    /// Its GATT database, served once a client connects (nil: no services).
+    public var gatt: GATTDatabaseSpec?
+    /// Whether the scenario gave a GATT database.
+    public var hasGATTDatabase: Bool { gatt != nil }
 
     /// A device from its parts.
     public init(
         address: DeviceAddress, addressType: AddressType = .public, advertisement: Advertisement,
         intervalMilliseconds: Double = 100, connectable: Bool = true, radio: RadioModel = RadioModel(),
-        hasGATTDatabase: Bool = false
+        gatt: GATTDatabaseSpec? = nil
     ) {
         self.address = address
         self.addressType = addressType
@@ -118,7 +127,7 @@ public struct VirtualDevice: Sendable, Equatable {
         self.intervalMilliseconds = intervalMilliseconds
         self.connectable = connectable
         self.radio = radio
-        self.hasGATTDatabase = hasGATTDatabase
+        self.gatt = gatt
     }
 }
 

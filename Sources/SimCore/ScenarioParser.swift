@@ -16,11 +16,15 @@ extension Scenario {
     /// Reads a scenario from a parsed JSON value.
     public static func parse(_ json: JSON) throws(ScenarioError) -> Scenario {
         let top = try ScenarioField(value: json, path: "").object(allowing: [
-            "seed", "temporaryTimeout", "adapters", "devices", "description",
+            "seed", "temporaryTimeout", "adapters", "devices", "description", "connectFailSeconds", "connectSeconds",
+            "mtu",
         ])
         var scenario = Scenario(adapters: [.standard(index: 0)], devices: [])
         if let seed = top["seed"] { scenario.seed = UInt64(try seed.integer(in: 0...Int64.max)) }
         if let timeout = top["temporaryTimeout"] { scenario.temporaryTimeout = try timeout.number(in: 0...86_400) }
+        if let seconds = top["connectFailSeconds"] { scenario.connectFailSeconds = try seconds.number(in: 0...120) }
+        if let seconds = top["connectSeconds"] { scenario.connectSeconds = try seconds.number(in: 0...30) }
+        if let mtu = top["mtu"] { scenario.mtu = UInt16(try mtu.integer(in: 23...517)) }
         if let adapters = top["adapters"] { scenario.adapters = try parseAdapters(adapters) }
         if let devices = top["devices"] {
             scenario.devices = try devices.array().map { (field) throws(ScenarioError) in try parseDevice(field) }
@@ -73,8 +77,7 @@ extension Scenario {
         if let advertising = keys["advertising"] { device.advertisement = try parseAdvertisement(advertising) }
         if let rssi = keys["rssi"] { device.radio = try parseRadio(rssi) }
         if let gatt = keys["gatt"] {
-            _ = try gatt.object(allowing: ["services"])
-            device.hasGATTDatabase = true
+            device.gatt = try parseGATT(gatt)
         }
         if let description = keys["description"] { _ = try description.string() }
         return device

@@ -6,7 +6,19 @@ public struct SimWorld: Sendable {
     /// The adapters, hci0 first.
     public internal(set) var adapters: [SimAdapter]
     /// The virtual devices.
-    public let devices: [VirtualDevice]
+    public internal(set) var devices: [VirtualDevice]
+    /// Each virtual device's GATT server, by device index (devices with a database).
+    public internal(set) var servers: [Int: GATTServer] = [:]
+    /// Links (and their client-side GATT state) by adapter index and device address.
+    public internal(set) var links: [LinkKey: GATTLink] = [:]
+    /// Injected faults.
+    public var faults = FaultPlan()
+    /// Connect timings and MTU from the scenario.
+    public let connectFailSeconds: Double
+    /// Seconds a successful Connect takes.
+    public let connectSeconds: Double
+    /// The MTU of every link.
+    public let mtu: UInt16
     /// Devices that are silenced (for fault injection): they do not advertise.
     public var silenced: Set<Int> = []
 
@@ -28,6 +40,12 @@ public struct SimWorld: Sendable {
         air = AirSchedule(
             intervalsMilliseconds: scenario.devices.map(\.intervalMilliseconds), start: start, seed: scenario.seed)
         noise = SeededGenerator(seed: scenario.seed ^ 0x5EED_0F_A1)
+        connectFailSeconds = scenario.connectFailSeconds
+        connectSeconds = scenario.connectSeconds
+        mtu = scenario.mtu
+        for (index, device) in scenario.devices.enumerated() {
+            if let gatt = device.gatt { servers[index] = GATTServer(gatt, start: start) }
+        }
     }
 
     /// Events of one adapter, tagged with its index.
@@ -50,7 +68,7 @@ public struct SimWorld: Sendable {
     /// When `advance(to:)` next has something to do: the next advertisement while an adapter
     /// listens, or the next temporary-device expiry.
     public var nextDeadline: SimInstant? {
-        let expiry = adapters.compactMap(\.nextExpiry).min()
+        let expiry = (adapters.compactMap(\.nextExpiry) + servers.values.compactMap(\.nextDeadline)).min()
         guard isListening, let advertisement = air.nextEvent else { return expiry }
         return min(expiry ?? advertisement, advertisement)
     }
@@ -72,8 +90,9 @@ public struct SimWorld: Sendable {
                 batches[adapterIndex] += adapters[adapterIndex].receive(report, at: time)
             }
         }
+        for (adapterIndex, events) in advanceServers(to: now) { batches[adapterIndex] += events }
         for index in adapters.indices {
-            batches[index] += adapters[index].expire(at: now)
+            batches[index] += removingGATT(adapter: index, adapters[index].expire(at: now))
         }
         return batches.enumerated().compactMap { index, events in
             events.isEmpty ? nil : Batch(adapter: index, events: events)

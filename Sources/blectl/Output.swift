@@ -50,7 +50,7 @@ enum Output {
 
     /// A JSON value as text for a table cell: strings bare, others as JSON.
     static func cell(_ value: JSON?) -> String {
-        guard let value else { return "-" }
+        guard let value, value != .null else { return "-" }
         return value.stringValue ?? value.serialized()
     }
 

@@ -16,7 +16,7 @@ enum Usage {
           scan start [--duration SECONDS] [--service UUID]...
           scan stop
           devices                         list discovered devices
-          connect DEVICE                  connect to DEVICE (an address such as AA:BB:CC:DD:EE:FF)
+          connect DEVICE                  connect to DEVICE (an id as `blectl devices` lists it)
           disconnect DEVICE
           services DEVICE                 list the GATT services of a connected device
           read DEVICE CHARACTERISTIC      read a value (CHARACTERISTIC is a UUID)

@@ -91,11 +91,24 @@ struct BlueZInterfaces: Sendable {
 
     private func adapterSetter(index: Int, name: String) -> ExportedProperty.Setter {
         { value, _ in
+            if name == "Powered", case .boolean(let on) = value.unwrapped {
+                host.update { world, _ in
+                    world.setPowered(adapter: index, on).compactMap { batch in
+                        // The object server announces the remote Set of Powered itself.
+                        let events = batch.events.compactMap { event -> AdapterEvent? in
+                            guard case .adapterChanged(let changed) = event else { return event }
+                            let kept = changed.filter { $0.name != "Powered" }
+                            return kept.isEmpty ? nil : .adapterChanged(kept)
+                        }
+                        return events.isEmpty ? nil : SimWorld.Batch(adapter: batch.adapter, events: events)
+                    }
+                }
+                return
+            }
             try run { () throws(BlueZError) in
                 try host.request(adapter: index, suppressing: ("/org/bluez/hci\(index)", name)) {
                     adapter throws(BlueZError) in
                     switch (name, value.unwrapped) {
-                    case ("Powered", .boolean(let on)): return ((), adapter.setPowered(on))
                     case ("Discoverable", .boolean(let on)): return ((), try adapter.setDiscoverable(on))
                     case ("Pairable", .boolean(let on)): return ((), adapter.setPairable(on))
                     case ("DiscoverableTimeout", .uint32(let seconds)):
@@ -136,9 +149,15 @@ struct BlueZInterfaces: Sendable {
         return try ExportedInterface(
             BlueZInterface.device,
             methods: [
-                ExportedMethod("Connect", in: "", out: "", handler: notSupported),
+                ExportedMethod("Connect", in: "", out: "") { _ in
+                    guard let located else { throw DBusMapping.error(BluetoothdError.doesNotExist) }
+                    try await connect(located.adapter, located.address)
+                    return []
+                },
                 ExportedMethod("Disconnect", in: "", out: "") { _ in
-                    throw DBusMapping.error(BluetoothdError.notConnected)
+                    guard let located else { return [] }
+                    disconnect(located.adapter, located.address)
+                    return []
                 },
                 ExportedMethod("ConnectProfile", in: "s", out: "", handler: notSupported),
                 ExportedMethod("DisconnectProfile", in: "s", out: "", handler: notSupported),
@@ -169,6 +188,46 @@ struct BlueZInterfaces: Sendable {
         }
     }
 
+    /// Device1.Connect: `Connected` true before the reply; the GATT objects and
+    /// `ServicesResolved` after it (bluetoothd resolves services once connected).
+    private func connect(_ adapter: Int, _ address: DeviceAddress) async throws {
+        let outcome = try run { () throws(BlueZError) in
+            try host.world { world, now throws(BlueZError) in
+                (try world.beginConnect(adapter: adapter, address: address, at: now), [])
+            }
+        }
+        switch outcome {
+        case .alreadyConnected: return
+        case .timesOut:
+            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+        case .fails(let error, let delay):
+            try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            throw DBusMapping.error(error)
+        case .connects(let delay):
+            try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            host.update { world, _ in world.completeConnect(adapter: adapter, address: address) }
+            let host = self.host
+            Task {
+                try? await Task.sleep(for: Self.afterReply)
+                host.update { world, _ in world.resolveServices(adapter: adapter, address: address) }
+            }
+        }
+    }
+
+    /// Device1.Disconnect: `ServicesResolved` false before the reply, `Connected` false after.
+    private func disconnect(_ adapter: Int, _ address: DeviceAddress) {
+        host.update { world, _ in world.beginDisconnect(adapter: adapter, address: address) }
+        let host = self.host
+        Task {
+            try? await Task.sleep(for: Self.afterReply)
+            host.update { world, _ in world.linkLost(adapter: adapter, address: address) }
+        }
+    }
+
+    /// How long after a reply blesim emits what bluetoothd emits after it (service discovery,
+    /// the link going down): long enough for the reply to leave first.
+    static let afterReply = Duration.milliseconds(15)
+
     // MARK: /org/bluez
 
     /// AgentManager1, accepting agents (nothing asks them anything yet: pairing is a later slice).
@@ -183,9 +242,9 @@ struct BlueZInterfaces: Sendable {
     }
 
     /// Runs `body`, turning a bluetoothd error into the D-Bus error reply.
-    private func run(_ body: () throws(BlueZError) -> Void) throws {
+    private func run<R>(_ body: () throws(BlueZError) -> R) throws -> R {
         do {
-            try body()
+            return try body()
         } catch {
             throw DBusMapping.error(error)
         }

@@ -24,11 +24,17 @@ enum BlueZServer {
         let objects = connection.objects
         let host = SimHost(world: SimWorld(scenario: scenario, experimental: experimental))
         let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental)
+        let sockets = AcquiredSockets()
+        let gatt = GattInterfaces(host: host, sockets: sockets)
         host.setEmitter { signals in
             for signal in signals {
-                DBusMapping.apply(signal, to: objects) { path, properties in
-                    try objects.export(
-                        ObjectPath(path), interfaces: [interfaces.device(path: path, properties: properties)])
+                DBusMapping.apply(signal, to: objects, sockets: sockets) { path, name, properties in
+                    if let built = try gatt.interface(name, path: path, properties: properties) {
+                        try objects.export(ObjectPath(path), interfaces: [built])
+                    } else {
+                        try objects.export(
+                            ObjectPath(path), interfaces: [interfaces.device(path: path, properties: properties)])
+                    }
                 }
             }
         }
@@ -36,6 +42,7 @@ enum BlueZServer {
         let departures = try await connection.nameOwnerChanges()
         objects.addObjectManager(at: .root)
         try objects.export(ObjectPath("/org/bluez"), interfaces: [interfaces.agentManager()])
+        try objects.export(ObjectPath(ControlInterface.path), interfaces: [ControlInterface(host: host).interface()])
         for adapter in host.read({ $0.adapters }) {
             try objects.export(
                 ObjectPath(adapter.path),

@@ -14,6 +14,8 @@ enum DBusMapping {
         case .uint16(let number): .uint16(number)
         case .uint32(let number): .uint32(number)
         case .strings(let texts): .array(.string, texts.map(DBusValue.string))
+        case .objectPaths(let paths):
+            .array(.objectPath, paths.compactMap { try? ObjectPath($0) }.map(DBusValue.objectPath))
         case .bytes(let bytes): .bytes(bytes)
         case .manufacturerData(let data):
             .dictionary(
@@ -51,17 +53,26 @@ enum DBusMapping {
     }
 
     /// The D-Bus form of one SimCore signal, applied to the exported objects (which emit it).
-    static func apply(_ signal: BusSignal, to objects: ObjectServer, export: (String, [Property]) throws -> Void) {
+    static func apply(
+        _ signal: BusSignal, to objects: ObjectServer, sockets: AcquiredSockets,
+        export: (String, String, [Property]) throws -> Void
+    ) {
         do {
             switch signal {
+            case .socketNotification(let path, let value):
+                sockets.send(value, path: path)
             case .interfacesAdded(let path, let interfaces):
-                for interface in interfaces { try export(path, interface.properties) }
+                for interface in interfaces { try export(path, interface.name, interface.properties) }
             case .interfacesRemoved(let path, _):
                 try objects.unexport(ObjectPath(path))
             case .propertiesChanged(let path, let interface, let changed, let invalidated):
                 let changes: [(name: String, value: DBusValue?)] =
                     changed.map { ($0.name, value($0.value)) } + invalidated.map { ($0, nil) }
                 try objects.setProperties(changes, interface: interface, at: ObjectPath(path))
+                for (name, kind) in [("NotifyAcquired", AcquiredSockets.Kind.notify), ("WriteAcquired", .write)]
+                where changed.contains(Property(name, .bool(false))) {
+                    sockets.close(kind, path: path)
+                }
             }
         } catch {
             Log.error("cannot apply \(signal): \(error)")

@@ -64,10 +64,38 @@ final class SimHost: Sendable {
         return result
     }
 
+    /// A request on the whole world (connections, GATT, faults): catches the air up to now, runs
+    /// `operation` with the time, emits its batches in order, and wakes the run loop.
+    func world<R: Sendable>(
+        _ operation: (inout SimWorld, SimInstant) throws(BlueZError) -> (R, [SimWorld.Batch])
+    ) throws(BlueZError) -> R {
+        let (result, wake) = try state.withLock { (state) throws(BlueZError) in
+            emitAdvance(&state)
+            let (result, batches) = try operation(&state.world, now)
+            let signals = batches.flatMap { $0.signals(in: state.world) }
+            if !signals.isEmpty { state.emit(signals) }
+            return (result, Self.takeWakeUp(&state))
+        }
+        wake?.resume()
+        return result
+    }
+
+    /// Like `world(_:)` for an operation that cannot fail.
+    func update(_ operation: (inout SimWorld, SimInstant) -> [SimWorld.Batch]) {
+        let wake = state.withLock { state in
+            emitAdvance(&state)
+            let signals = operation(&state.world, now).flatMap { $0.signals(in: state.world) }
+            if !signals.isEmpty { state.emit(signals) }
+            return Self.takeWakeUp(&state)
+        }
+        wake?.resume()
+    }
+
     /// A bus name left: its sessions end.
     func clientLeft(_ owner: String) {
         let wake = state.withLock { state in
-            let signals = state.world.clientLeft(owner: owner).flatMap { $0.signals(in: state.world) }
+            let batches = state.world.clientLeft(owner: owner) + state.world.clientLeftGATT(owner: owner)
+            let signals = batches.flatMap { $0.signals(in: state.world) }
             if !signals.isEmpty { state.emit(signals) }
             return Self.takeWakeUp(&state)
         }

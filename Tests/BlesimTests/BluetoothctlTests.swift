@@ -15,13 +15,14 @@ struct BluetoothctlTests {
         return Self.withoutColours(text)
     }
 
-    /// `text` without ANSI colour sequences (ESC [ ... m) and readline's prompt markers.
+    /// `text` without ANSI control sequences (ESC [ ... final letter: colours, line erase) and
+    /// readline's prompt markers.
     static func withoutColours(_ text: String) -> String {
         var result = ""
         var escaping = false
         for scalar in text.unicodeScalars {
             if escaping {
-                if scalar == "m" { escaping = false }
+                if scalar.properties.isAlphabetic { escaping = false }
                 continue
             }
             switch scalar {
@@ -50,6 +51,38 @@ struct BluetoothctlTests {
         let info = try run(bus, ["info", "C0:00:00:00:00:0C"])
         #expect(info.contains("Name: HRM-C"), "\(info)")
         #expect(info.contains("Heart Rate"), "\(info)")
+        _ = sim
+    }
+
+    @Test(
+        "bluetoothctl connects, lists the GATT attributes, reads Battery Level and receives Heart Rate notifications",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: bluetoothctl)))
+    func gatt() throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let scan = try run(bus, ["--timeout", "3", "scan", "on"])
+        #expect(scan.contains("[NEW] Device C0:00:00:00:00:0C HRM-C"), "\(scan)")
+        let shell = try ChildProcess(
+            Self.bluetoothctl, [], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], input: true)
+        func sees(_ text: String) throws -> Bool {
+            try shell.waitForLine(within: 60, where: { Self.withoutColours($0).contains(text) }) != nil
+        }
+        shell.send("connect C0:00:00:00:00:0C")
+        #expect(try sees("Connection successful"), "\(shell.transcript)")
+        #expect(try sees("ServicesResolved: yes"), "\(shell.transcript)")
+        shell.send("menu gatt")
+        shell.send("list-attributes C0:00:00:00:00:0C")
+        #expect(try sees(HRM.batteryLevel), "\(shell.transcript)")
+        shell.send("select-attribute " + HRM.batteryLevel)
+        shell.send("read")
+        #expect(try sees("  64 "), "\(shell.transcript)")
+        shell.send("select-attribute 00002a37-0000-1000-8000-00805f9b34fb")
+        shell.send("notify on")
+        #expect(try sees("Notify started"), "\(shell.transcript)")
+        for _ in 0..<3 { #expect(try sees("  06 4"), "\(shell.transcript)") }
+        shell.send("quit")
+        shell.closeInput()
+        _ = shell.finish()
         _ = sim
     }
 }

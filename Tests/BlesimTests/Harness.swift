@@ -27,15 +27,28 @@ final class ChildProcess {
     private var buffer: [UInt8] = []
     private(set) var transcript = ""
     private var status: Int32?
+    /// The write end of the child's standard input, when it was started with `input: true`.
+    private var inputFD: Int32 = -1
 
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    init(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], input: Bool = false
+    ) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw HarnessError("pipe failed") }
+        var inputs: [Int32] = [-1, -1]
+        if input {
+            guard pipe(&inputs) == 0 else { throw HarnessError("pipe failed") }
+        }
         errorsPath = "/tmp/blesim-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).err"
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        if input {
+            posix_spawn_file_actions_adddup2(&actions, inputs[0], 0)
+            posix_spawn_file_actions_addclose(&actions, inputs[0])
+            posix_spawn_file_actions_addclose(&actions, inputs[1])
+        }
         posix_spawn_file_actions_addopen(&actions, 2, errorsPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addclose(&actions, fds[0])
         posix_spawn_file_actions_addclose(&actions, fds[1])
@@ -57,6 +70,11 @@ final class ChildProcess {
         var child: pid_t = 0
         let result = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
         close(fds[1])
+        if input {
+            close(inputs[0])
+            inputFD = inputs[1]
+            _ = fcntl(inputFD, F_SETFD, FD_CLOEXEC)
+        }
         guard result == 0 else {
             close(fds[0])
             throw HarnessError("cannot start \(executable): \(String(cString: strerror(result)))")
@@ -98,6 +116,18 @@ final class ChildProcess {
         return nil
     }
 
+    /// Writes `line` and a newline to the child's standard input.
+    func send(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(inputFD, $0.baseAddress, $0.count) }
+    }
+
+    /// Closes the child's standard input (end of file).
+    func closeInput() {
+        if inputFD >= 0 { close(inputFD) }
+        inputFD = -1
+    }
+
     /// Waits for the process to exit; returns its status, all its output and its standard error.
     func finish() -> (status: Int32, output: String, errors: String) {
         var chunk = [UInt8](repeating: 0, count: 4096)
@@ -128,6 +158,7 @@ final class ChildProcess {
     }
 
     deinit {
+        closeInput()
         terminate()
         close(outputFD)
         unlink(errorsPath)

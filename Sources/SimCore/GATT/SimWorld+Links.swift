@@ -1,0 +1,257 @@
+import GATT
+
+/// Where a link is: an adapter and a device address.
+public struct LinkKey: Hashable, Sendable {
+    /// The adapter index.
+    public var adapter: Int
+    /// The device address.
+    public var address: DeviceAddress
+
+    /// A key.
+    public init(adapter: Int, address: DeviceAddress) {
+        self.adapter = adapter
+        self.address = address
+    }
+}
+
+/// What a Connect leads to.
+public enum ConnectOutcome: Sendable, Equatable {
+    /// Already connected: reply at once.
+    case alreadyConnected
+    /// The link comes up after `delay` seconds (then call `completeConnect`).
+    case connects(delay: Double)
+    /// Fails with `error` after `delay` seconds (bluetoothd waits for the kernel's timeout).
+    case fails(BlueZError, delay: Double)
+    /// An injected timeout: no reply.
+    case timesOut
+}
+
+/// Connections and remote GATT (bluetoothd's device.c and gatt-client.c).
+extension SimWorld {
+    /// bluetoothd's error when the LE connection cannot be made.
+    public static let connectionAbort = BluetoothdError.failed("le-connection-abort-by-local")
+
+    /// The virtual device with `address`.
+    public func deviceIndex(_ address: DeviceAddress) -> Int? { devices.firstIndex { $0.address == address } }
+
+    /// Device1.Connect: NotReady while powered off, DoesNotExist for an unknown device; a device
+    /// that is silenced, not connectable or out of range fails after `connectFailSeconds`.
+    public mutating func beginConnect(adapter: Int, address: DeviceAddress, at now: SimInstant) throws(BlueZError)
+        -> ConnectOutcome
+    {
+        guard adapters.indices.contains(adapter), let device = adapters[adapter].devices[address] else {
+            throw BluetoothdError.doesNotExist
+        }
+        guard adapters[adapter].powered else { throw BluetoothdError.notReady }
+        if device.connected { return .alreadyConnected }
+        let delay = faults.delay(for: address)
+        switch faults.take(address: address, uuid: nil) {
+        case .timeout?: return .timesOut
+        case .error(let error)?: return .fails(error, delay: delay)
+        case nil: break
+        }
+        guard let index = deviceIndex(address), reachable(index, from: adapter, at: now) else {
+            return .fails(Self.connectionAbort, delay: connectFailSeconds + delay)
+        }
+        return .connects(delay: connectSeconds + delay)
+    }
+
+    /// Whether adapter `adapter` can connect to device `index` now: advertising connectably,
+    /// not silenced, heard above the adapter's sensitivity (without noise).
+    public func reachable(_ index: Int, from adapter: Int, at now: SimInstant) -> Bool {
+        let device = devices[index]
+        guard device.connectable, !silenced.contains(index) else { return false }
+        let spec = adapters[adapter].spec
+        return device.radio.meanRSSI(observer: spec.position, at: now) >= Double(spec.sensitivity)
+    }
+
+    /// The link comes up: `Connected` true. Services are resolved next (`resolveServices`).
+    public mutating func completeConnect(adapter: Int, address: DeviceAddress) -> [Batch] {
+        guard adapters.indices.contains(adapter), var device = adapters[adapter].devices[address], !device.connected,
+            let index = deviceIndex(address)
+        else { return [] }
+        device.connected = true
+        adapters[adapter].devices[address] = device
+        let key = LinkKey(adapter: adapter, address: address)
+        var link = links[key] ?? GATTLink(device: index, mtu: mtu)
+        link.connected = true
+        link.mtu = mtu
+        links[key] = link
+        return [Batch(adapter: adapter, events: [.deviceChanged(address, changed: [Property("Connected", .bool(true))], invalidated: [])])]
+    }
+
+    /// Service discovery finished: the GATT objects appear (first connection only; bluetoothd
+    /// keeps them across reconnections), then `ServicesResolved` true.
+    public mutating func resolveServices(adapter: Int, address: DeviceAddress) -> [Batch] {
+        let key = LinkKey(adapter: adapter, address: address)
+        guard var link = links[key], link.connected, var device = adapters[adapter].devices[address],
+            !device.servicesResolved
+        else { return [] }
+        var events: [AdapterEvent] = []
+        let devicePath = adapters[adapter].devicePath(address)
+        if !link.resolved, let server = servers[link.device] {
+            link.resolved = true
+            links[key] = link
+            events += GATTObjects.objects(of: server, devicePath: devicePath, link: link).map {
+                .objectAdded(path: $0.path, interface: $0.interface, properties: $0.properties)
+            }
+        } else if let server = servers[link.device] {
+            events += mtuEvents(server, devicePath, link)
+        }
+        link.resolved = true
+        links[key] = link
+        device.servicesResolved = true
+        adapters[adapter].devices[address] = device
+        events.append(.deviceChanged(address, changed: [Property("ServicesResolved", .bool(true))], invalidated: []))
+        return [Batch(adapter: adapter, events: events)]
+    }
+
+    private func mtuEvents(_ server: GATTServer, _ devicePath: String, _ link: GATTLink) -> [AdapterEvent] {
+        server.services.flatMap(\.characteristics).compactMap { chrc in
+            GATTObjects.characteristicPath(valueHandle: chrc.valueHandle, devicePath: devicePath, in: server).map {
+                .objectChanged(
+                    path: $0, interface: BlueZInterface.gattCharacteristic, changed: [Property("MTU", .uint16(link.mtu))],
+                    invalidated: [])
+            }
+        }
+    }
+
+    /// Device1.Disconnect, first half: `ServicesResolved` false (before the reply). Nothing when
+    /// not connected (bluetoothd replies at once).
+    public mutating func beginDisconnect(adapter: Int, address: DeviceAddress) -> [Batch] {
+        guard adapters.indices.contains(adapter), var device = adapters[adapter].devices[address], device.connected,
+            device.servicesResolved
+        else { return [] }
+        device.servicesResolved = false
+        adapters[adapter].devices[address] = device
+        return [
+            Batch(
+                adapter: adapter,
+                events: [.deviceChanged(address, changed: [Property("ServicesResolved", .bool(false))], invalidated: [])])
+        ]
+    }
+
+    /// The link is gone (Disconnect's second half, a dropped link, power off): notification
+    /// sessions end (Notifying false), acquired sockets are released, `ServicesResolved` and
+    /// `Connected` go false. The GATT objects stay, as bluetoothd keeps its cache.
+    public mutating func linkLost(adapter: Int, address: DeviceAddress) -> [Batch] {
+        let key = LinkKey(adapter: adapter, address: address)
+        guard adapters.indices.contains(adapter), var device = adapters[adapter].devices[address], device.connected
+        else { return [] }
+        var events: [AdapterEvent] = []
+        if var link = links[key] {
+            let devicePath = adapters[adapter].devicePath(address)
+            if let server = servers[link.device] {
+                for (handle, owners) in link.notifyClients.sorted(by: { $0.key < $1.key }) where !owners.isEmpty {
+                    if let path = GATTObjects.characteristicPath(valueHandle: handle, devicePath: devicePath, in: server) {
+                        events.append(
+                            .objectChanged(
+                                path: path, interface: BlueZInterface.gattCharacteristic,
+                                changed: [Property("Notifying", .bool(false))], invalidated: []))
+                    }
+                }
+                for handle in link.notifyAcquired.keys.sorted() {
+                    if let path = GATTObjects.characteristicPath(valueHandle: handle, devicePath: devicePath, in: server) {
+                        events.append(
+                            .objectChanged(
+                                path: path, interface: BlueZInterface.gattCharacteristic,
+                                changed: [Property("NotifyAcquired", .bool(false))], invalidated: []))
+                    }
+                }
+                for handle in link.writeAcquired.sorted() {
+                    if let path = GATTObjects.characteristicPath(valueHandle: handle, devicePath: devicePath, in: server) {
+                        events.append(
+                            .objectChanged(
+                                path: path, interface: BlueZInterface.gattCharacteristic,
+                                changed: [Property("WriteAcquired", .bool(false))], invalidated: []))
+                    }
+                }
+            }
+            link.connected = false
+            link.notifyClients = [:]
+            link.notifyAcquired = [:]
+            link.writeAcquired = []
+            link.reads = [:]
+            link.writes = []
+            links[key] = link
+        }
+        if device.servicesResolved {
+            events.append(.deviceChanged(address, changed: [Property("ServicesResolved", .bool(false))], invalidated: []))
+        }
+        device.servicesResolved = false
+        device.connected = false
+        adapters[adapter].devices[address] = device
+        events.append(.deviceChanged(address, changed: [Property("Connected", .bool(false))], invalidated: []))
+        return [Batch(adapter: adapter, events: events)]
+    }
+
+    /// Every live link of device `address`, on any adapter.
+    public func links(of address: DeviceAddress) -> [LinkKey] {
+        links.filter { $0.key.address == address && $0.value.connected }.map(\.key).sorted { $0.adapter < $1.adapter }
+    }
+
+    /// Sets an adapter's `Powered`: powering off drops its links first.
+    public mutating func setPowered(adapter: Int, _ on: Bool) -> [Batch] {
+        guard adapters.indices.contains(adapter) else { return [] }
+        var batches: [Batch] = []
+        if !on {
+            for key in links.keys.filter({ $0.adapter == adapter }).sorted(by: { $0.address < $1.address }) {
+                batches += linkLost(adapter: adapter, address: key.address)
+            }
+        }
+        let events = removingGATT(adapter: adapter, adapters[adapter].setPowered(on))
+        if !events.isEmpty { batches.append(Batch(adapter: adapter, events: events)) }
+        return batches
+    }
+
+    /// Device objects being removed take their GATT objects with them (InterfacesRemoved first).
+    mutating func removingGATT(adapter: Int, _ events: [AdapterEvent]) -> [AdapterEvent] {
+        events.flatMap { event -> [AdapterEvent] in
+            guard case .deviceRemoved(let address) = event else { return [event] }
+            let key = LinkKey(adapter: adapter, address: address)
+            guard let link = links.removeValue(forKey: key), link.resolved, let server = servers[link.device] else {
+                return [event]
+            }
+            let devicePath = adapters[adapter].devicePath(address)
+            let objects = GATTObjects.objects(of: server, devicePath: devicePath, link: link)
+            return objects.reversed().map { .objectRemoved(path: $0.path, interfaces: [$0.interface]) } + [event]
+        }
+    }
+
+    /// Runs the devices' value behaviours to `now`: every change reaches each link's subscribed
+    /// clients (Value PropertiesChanged, or the AcquireNotify socket).
+    mutating func advanceServers(to now: SimInstant) -> [(Int, [AdapterEvent])] {
+        var out: [(Int, [AdapterEvent])] = []
+        for index in servers.keys.sorted() {
+            guard var server = servers[index] else { continue }
+            let changes = server.advance(to: now)
+            servers[index] = server
+            guard !changes.isEmpty else { continue }
+            for key in links(of: devices[index].address) {
+                var events: [AdapterEvent] = []
+                for change in changes { events += notify(key, server, change.valueHandle, change.value) }
+                if !events.isEmpty { out.append((key.adapter, events)) }
+            }
+        }
+        return out
+    }
+
+    /// A notification of `value` on `valueHandle` over link `key`.
+    mutating func notify(_ key: LinkKey, _ server: GATTServer, _ valueHandle: UInt16, _ value: [UInt8]) -> [AdapterEvent] {
+        guard var link = links[key], link.connected, link.resolved,
+            let path = GATTObjects.characteristicPath(
+                valueHandle: valueHandle, devicePath: adapters[key.adapter].devicePath(key.address), in: server)
+        else { return [] }
+        var events: [AdapterEvent] = []
+        if link.notifyAcquired[valueHandle] != nil { events.append(.socketNotification(path: path, value: value)) }
+        if link.isNotifying(valueHandle) {
+            link.cache[valueHandle] = value
+            links[key] = link
+            events.append(
+                .objectChanged(
+                    path: path, interface: BlueZInterface.gattCharacteristic, changed: [Property("Value", .bytes(value))],
+                    invalidated: []))
+        }
+        return events
+    }
+}

@@ -1,0 +1,107 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The sockets of AcquireNotify and AcquireWrite, as bluetoothd hands them out: a
+/// SOCK_SEQPACKET socketpair per acquisition, the client gets one end, blesim keeps the other.
+/// A thread per socket waits for packets (AcquireWrite) and for the client closing its end,
+/// which releases the acquisition.
+final class AcquiredSockets: Sendable {
+    /// Which acquisition a socket serves.
+    enum Kind: String, Sendable {
+        case notify, write
+    }
+
+    private let sockets = Mutex<[String: Int32]>([:])
+
+    private static func key(_ kind: Kind, _ path: String) -> String { kind.rawValue + ":" + path }
+
+    /// A new socketpair for `path`: returns the client's end. `onPacket` gets each packet (for
+    /// AcquireWrite); `onClose` runs once the socket is closed by either side. Nil when the
+    /// system refuses a socket.
+    func open(
+        _ kind: Kind, path: String, onPacket: @escaping @Sendable ([UInt8]) -> Void,
+        onClose: @escaping @Sendable () -> Void
+    ) -> Int32? {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            return nil
+        }
+        let ours = pair[0]
+        sockets.withLock { $0[Self.key(kind, path)] = ours }
+        let reader = Reader(fd: ours, onPacket: onPacket) { [self] in
+            sockets.withLock { table in
+                if table[Self.key(kind, path)] == ours { table[Self.key(kind, path)] = nil }
+            }
+            Glibc.close(ours)
+            onClose()
+        }
+        reader.start()
+        return pair[1]
+    }
+
+    /// Sends `value` as one packet on the notify socket of `path`, if there is one (a full or
+    /// gone socket drops it, as a congested link would).
+    func send(_ value: [UInt8], path: String) {
+        sockets.withLock { table in
+            guard let fd = table[Self.key(.notify, path)] else { return }
+            _ = value.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
+        }
+    }
+
+    /// Closes blesim's end of the `kind` socket of `path` (the client sees end of file).
+    func close(_ kind: Kind, path: String) {
+        sockets.withLock { table in
+            if let fd = table[Self.key(kind, path)] { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
+}
+
+/// A thread that reads one socket until end of file.
+private final class Reader: Sendable {
+    let fd: Int32
+    let onPacket: @Sendable ([UInt8]) -> Void
+    let onEnd: @Sendable () -> Void
+
+    init(fd: Int32, onPacket: @escaping @Sendable ([UInt8]) -> Void, onEnd: @escaping @Sendable () -> Void) {
+        self.fd = fd
+        self.onPacket = onPacket
+        self.onEnd = onEnd
+    }
+
+    func start() {
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let started = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                let reader = Unmanaged<Reader>.fromOpaque(raw).takeRetainedValue()
+                reader.run()
+                return nil
+            }, context)
+        if started == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<Reader>.fromOpaque(context).release()
+            onEnd()
+        }
+    }
+
+    private func run() {
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                onPacket(Array(buffer[0..<count]))
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        onEnd()
+    }
+}

@@ -1,0 +1,117 @@
+import DBus
+import GATT
+import SimCore
+
+/// `org.blesim.Control1` on `/org/blesim`: fault injection at run time, outside org.bluez
+/// (docs/blesim.md, "Fault injection"). Devices are named by address (`AA:BB:CC:DD:EE:FF`),
+/// whether or not an adapter has found them.
+struct ControlInterface: Sendable {
+    let host: SimHost
+
+    /// Where the interface is served.
+    static let path = "/org/blesim"
+    /// Its name.
+    static let name = "org.blesim.Control1"
+
+    func interface() throws -> ExportedInterface {
+        try ExportedInterface(
+            Self.name,
+            methods: [
+                ExportedMethod("DropLink", in: "s", out: "") { call in
+                    let address = try Self.address(call.arguments().first)
+                    host.update { world, _ in world.dropLinks(address) }
+                    return []
+                },
+                ExportedMethod("FailNext", in: "ssuss", out: "") { call in
+                    let arguments = try call.arguments()
+                    guard arguments.count == 5, case .string(let uuidText) = arguments[1],
+                        case .uint32(let count) = arguments[2], case .string(let kind) = arguments[3],
+                        case .string(let message) = arguments[4], count > 0
+                    else { throw Self.invalid("expected (address, uuid or empty, count > 0, error, message)") }
+                    let address = try Self.address(arguments.first)
+                    var uuid: BluetoothUUID? = nil
+                    if !uuidText.isEmpty {
+                        guard let parsed = try? BluetoothUUID(parsing: uuidText) else { throw Self.invalid("bad UUID") }
+                        uuid = parsed
+                    }
+                    let action: FaultPlan.Action =
+                        kind == "timeout"
+                        ? .timeout : .error(BlueZError(BlueZError.Name(rawValue: kind), message.isEmpty ? nil : message))
+                    host.update { world, _ in
+                        world.faults.rules.append(
+                            FaultPlan.Rule(address: address, uuid: uuid, remaining: Int(count), action: action))
+                        return []
+                    }
+                    return []
+                },
+                ExportedMethod("SetDelay", in: "sd", out: "") { call in
+                    let arguments = try call.arguments()
+                    guard arguments.count == 2, case .double(let seconds) = arguments[1], seconds >= 0, seconds <= 600
+                    else { throw Self.invalid("expected (address, seconds 0...600)") }
+                    let address = try Self.address(arguments.first)
+                    host.update { world, _ in
+                        world.faults.delays[address] = seconds == 0 ? nil : seconds
+                        return []
+                    }
+                    return []
+                },
+                ExportedMethod("ClearFaults", in: "", out: "") { _ in
+                    host.update { world, _ in
+                        world.faults = FaultPlan()
+                        return []
+                    }
+                    return []
+                },
+                ExportedMethod("Silence", in: "sb", out: "") { call in
+                    let arguments = try call.arguments()
+                    guard arguments.count == 2, case .boolean(let on) = arguments[1] else {
+                        throw Self.invalid("expected (address, silenced)")
+                    }
+                    let address = try Self.address(arguments.first)
+                    var found = false
+                    host.update { world, _ in
+                        found = world.silence(address, on)
+                        return []
+                    }
+                    guard found else { throw Self.unknown(address) }
+                    return []
+                },
+                ExportedMethod("Move", in: "sd", out: "") { call in
+                    let arguments = try call.arguments()
+                    guard arguments.count == 2, case .double(let distance) = arguments[1] else {
+                        throw Self.invalid("expected (address, metres)")
+                    }
+                    let address = try Self.address(arguments.first)
+                    var found = false
+                    host.update { world, _ in
+                        found = world.move(address, toDistance: distance)
+                        return []
+                    }
+                    guard found else { throw Self.unknown(address) }
+                    return []
+                },
+                ExportedMethod("PowerCycle", in: "u", out: "") { call in
+                    guard case .uint32(let index)? = try call.arguments().first else { throw Self.invalid("expected (index)") }
+                    host.update { world, _ in
+                        world.setPowered(adapter: Int(index), false) + world.setPowered(adapter: Int(index), true)
+                    }
+                    return []
+                },
+            ])
+    }
+
+    static func address(_ value: DBusValue?) throws -> DeviceAddress {
+        guard case .string(let text)? = value, let address = DeviceAddress(text) else {
+            throw invalid("expected an address AA:BB:CC:DD:EE:FF")
+        }
+        return address
+    }
+
+    static func invalid(_ message: String) -> DBusError {
+        DBusError(DBusError.Name(rawValue: "org.blesim.Error.InvalidArguments"), message)
+    }
+
+    static func unknown(_ address: DeviceAddress) -> DBusError {
+        DBusError(DBusError.Name(rawValue: "org.blesim.Error.UnknownDevice"), "no virtual device \(address)")
+    }
+}

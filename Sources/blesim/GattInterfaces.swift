@@ -1,0 +1,162 @@
+import DBus
+import GATT
+import SimCore
+
+/// GattService1, GattCharacteristic1 and GattDescriptor1 of connected devices, as bluetoothd's
+/// gatt-client.c declares them; handlers forward to the world and wait the simulated latency.
+struct GattInterfaces: Sendable {
+    let host: SimHost
+    let sockets: AcquiredSockets
+
+    static let serviceTypes: [(String, String)] = [("UUID", "s"), ("Device", "o"), ("Primary", "b"), ("Includes", "ao")]
+    static let characteristicTypes: [(String, String)] = [
+        ("UUID", "s"), ("Service", "o"), ("Value", "ay"), ("Notifying", "b"), ("Flags", "as"),
+        ("WriteAcquired", "b"), ("NotifyAcquired", "b"), ("MTU", "q"),
+    ]
+    static let descriptorTypes: [(String, String)] = [("UUID", "s"), ("Characteristic", "o"), ("Value", "ay")]
+
+    /// The interface `name` at `path` with `properties`; nil for an interface blesim does not build here.
+    func interface(_ name: String, path: String, properties: [Property]) throws -> ExportedInterface? {
+        let values = Dictionary(properties.map { ($0.name, DBusMapping.value($0.value)) }, uniquingKeysWith: { $1 })
+        func declared(_ types: [(String, String)]) throws -> [ExportedProperty] {
+            try types.map { try ExportedProperty($0.0, type: DBusType($0.1), access: .read, value: values[$0.0]) }
+        }
+        switch name {
+        case BlueZInterface.gattService:
+            return try ExportedInterface(name, methods: [], properties: declared(Self.serviceTypes))
+        case BlueZInterface.gattCharacteristic:
+            return try ExportedInterface(name, methods: characteristicMethods(path), properties: declared(Self.characteristicTypes))
+        case BlueZInterface.gattDescriptor:
+            return try ExportedInterface(name, methods: valueMethods(path), properties: declared(Self.descriptorTypes))
+        default: return nil
+        }
+    }
+
+    private func valueMethods(_ path: String) throws -> [ExportedMethod] {
+        [
+            try ExportedMethod(
+                "ReadValue", inputs: [DBusArgument("options", try DBusType("a{sv}"))],
+                outputs: [DBusArgument("value", try DBusType("ay"))]
+            ) { call in
+                let options = try Self.options(call.arguments().first)
+                let operation = try run { () throws(BlueZError) in
+                    try host.world { world, _ throws(BlueZError) in (try world.beginRead(path: path, offset: options.offset), []) }
+                }
+                return [.bytes(try await complete(operation))]
+            },
+            try ExportedMethod(
+                "WriteValue",
+                inputs: [DBusArgument("value", try DBusType("ay")), DBusArgument("options", try DBusType("a{sv}"))]
+            ) { call in
+                let arguments = try call.arguments()
+                guard arguments.count == 2, case .bytes(let value) = arguments[0].unwrapped else {
+                    throw DBusMapping.error(BluetoothdError.invalidArguments)
+                }
+                let options = try Self.options(arguments[1])
+                let operation = try run { () throws(BlueZError) in
+                    try host.world { world, _ throws(BlueZError) in
+                        (try world.beginWrite(path: path, value: value, offset: options.offset, type: options.type), [])
+                    }
+                }
+                _ = try await complete(operation)
+                return []
+            },
+        ]
+    }
+
+    private func characteristicMethods(_ path: String) throws -> [ExportedMethod] {
+        try valueMethods(path) + [
+            ExportedMethod("StartNotify", in: "", out: "") { call in
+                try run { () throws(BlueZError) in
+                    try host.world { world, _ throws(BlueZError) in ((), try world.startNotify(path: path, owner: call.sender)) }
+                }
+                return []
+            },
+            ExportedMethod("StopNotify", in: "", out: "") { call in
+                try run { () throws(BlueZError) in
+                    try host.world { world, _ throws(BlueZError) in ((), try world.stopNotify(path: path, owner: call.sender)) }
+                }
+                return []
+            },
+            try ExportedMethod(
+                "AcquireNotify", inputs: [DBusArgument("options", try DBusType("a{sv}"))],
+                outputs: [DBusArgument("fd", .unixFD), DBusArgument("mtu", .uint16)]
+            ) { call in
+                try acquire(.notify, path: path, owner: call.sender)
+            },
+            try ExportedMethod(
+                "AcquireWrite", inputs: [DBusArgument("options", try DBusType("a{sv}"))],
+                outputs: [DBusArgument("fd", .unixFD), DBusArgument("mtu", .uint16)]
+            ) { call in
+                try acquire(.write, path: path, owner: call.sender)
+            },
+        ]
+    }
+
+    private func acquire(_ kind: AcquiredSockets.Kind, path: String, owner: String) throws -> [DBusValue] {
+        let host = self.host
+        let mtu = try run { () throws(BlueZError) in
+            try host.world { world, _ throws(BlueZError) in
+                kind == .notify ? try world.acquireNotify(path: path, owner: owner) : try world.acquireWrite(path: path)
+            }
+        }
+        let theirs = sockets.open(
+            kind, path: path,
+            onPacket: { bytes in host.update { world, _ in world.socketWrite(path: path, bytes); return [] } },
+            onClose: {
+                host.update { world, _ in kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path) }
+            })
+        guard let theirs else {
+            host.update { world, _ in kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path) }
+            throw DBusMapping.error(BluetoothdError.failed("Failed to create socket"))
+        }
+        return [.unixFD(UnixFD(owning: theirs)), .uint16(mtu)]
+    }
+
+    /// Waits the operation's delay (forever for an injected timeout), then lets the peer answer.
+    private func complete(_ operation: GATTOperation) async throws -> [UInt8] {
+        if operation.timesOut {
+            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+        }
+        if operation.delay > 0 { try await Task.sleep(for: .milliseconds(Int(operation.delay * 1000))) }
+        var outcome: Result<[UInt8], BlueZError> = .failure(BluetoothdError.failed("Not connected"))
+        host.update { world, _ in
+            let (result, batches) = world.finish(operation)
+            outcome = result
+            return batches
+        }
+        switch outcome {
+        case .success(let value): return value
+        case .failure(let error): throw DBusMapping.error(error)
+        }
+    }
+
+    /// The options of ReadValue/WriteValue as gatt-client.c's `parse_options` reads them:
+    /// `offset` must be a uint16 and `type` a string, else InvalidArguments.
+    static func options(_ argument: DBusValue?) throws -> (offset: Int, type: String?) {
+        guard case .dictionary(_, _, let entries)? = argument?.unwrapped else {
+            throw DBusMapping.error(BluetoothdError.invalidArguments)
+        }
+        var offset = 0
+        var type: String?
+        for entry in entries {
+            guard let key = entry.key.stringValue?.lowercased() else { continue }
+            switch (key, entry.value.unwrapped) {
+            case ("offset", .uint16(let number)): offset = Int(number)
+            case ("offset", _): throw DBusMapping.error(BluetoothdError.invalidArguments)
+            case ("type", .string(let text)): type = text
+            case ("type", _): throw DBusMapping.error(BluetoothdError.invalidArguments)
+            default: continue
+            }
+        }
+        return (offset, type)
+    }
+
+    private func run<R>(_ body: () throws(BlueZError) -> R) throws -> R {
+        do {
+            return try body()
+        } catch {
+            throw DBusMapping.error(error)
+        }
+    }
+}

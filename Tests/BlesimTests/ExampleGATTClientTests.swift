@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+
+/// BlueZ's own example-gatt-client (Debian's bluez-test-scripts), unmodified, against blesim.
+@Suite("BlueZ's example-gatt-client against blesim", .serialized)
+struct ExampleGATTClientTests {
+    static let script = "/usr/share/doc/bluez-test-scripts/examples/example-gatt-client"
+    /// The system Python, which has python3-dbus and python3-gi.
+    static let python = "/usr/bin/python3"
+
+    static var available: Bool {
+        FileManager.default.fileExists(atPath: script) && FileManager.default.isExecutableFile(atPath: python)
+    }
+
+    @Test(
+        "example-gatt-client reads Body Sensor Location and receives Heart Rate Measurement notifications",
+        .enabled(if: available))
+    func heartRate() async throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let client = try await BlueZClient.connect(bus)
+        try await client.connectHRM()
+        let example = try ChildProcess(
+            Self.python, ["-u", Self.script], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        #expect(try example.waitForLine(within: 60, where: { $0.contains("Heart Rate Service found") }) != nil)
+        #expect(try example.waitForLine(within: 60, where: { $0 == "Body sensor location value: Chest" }) != nil)
+        #expect(try example.waitForLine(within: 60, where: { $0 == "HR Measurement notifications enabled" }) != nil)
+        for _ in 0..<2 {
+            #expect(try example.waitForLine(within: 60, where: { $0 == "New HR Measurement" }) != nil)
+            let rate = try example.waitForLine(within: 60, where: { $0.hasPrefix("\tHR: ") })
+            #expect(["\tHR: 72", "\tHR: 74", "\tHR: 76", "\tHR: 78"].contains(rate ?? ""), "\(example.transcript)")
+        }
+        example.terminate()
+        _ = sim
+    }
+}

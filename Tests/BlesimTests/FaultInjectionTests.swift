@@ -1,0 +1,89 @@
+import DBus
+import Testing
+
+/// org.blesim.Control1: faults injected at run time.
+@Suite("blesim injects faults", .serialized)
+struct FaultInjectionTests {
+    static let address = DBusValue.string(HRM.address)
+
+    @Test("FailNext fails the next N operations with the given error, then operations succeed")
+    func failNext() async throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let client = try await BlueZClient.connect(bus)
+        try await client.connectHRM()
+        try await client.control(
+            "FailNext", [Self.address, .string("2A19"), .uint32(2), .string("org.bluez.Error.NotAuthorized"), .string("Operation Not Authorized")])
+        for _ in 0..<2 {
+            #expect(await client.errorName { _ = try await client.read(HRM.batteryLevel) } == "org.bluez.Error.NotAuthorized")
+        }
+        #expect(try await client.read(HRM.batteryLevel) == [100])
+        _ = sim
+    }
+
+    @Test("a timeout fault never answers: the client's own deadline expires")
+    func timeout() async throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let client = try await BlueZClient.connect(bus)
+        try await client.connectHRM()
+        try await client.control("FailNext", [Self.address, .string(""), .uint32(1), .string("timeout"), .string("")])
+        let name = await client.errorName {
+            _ = try await client.connection.call(
+                destination: "org.bluez", path: ObjectPath(HRM.batteryLevel), interface: BlueZClient.characteristic,
+                member: "ReadValue", arguments: [BlueZClient.emptyOptions], timeout: .milliseconds(500))
+        }
+        #expect(name == "org.freedesktop.DBus.Error.NoReply")
+        _ = sim
+    }
+
+    @Test("SetDelay holds answers back; a second read at another offset meanwhile is InProgress")
+    func delayAndInProgress() async throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let client = try await BlueZClient.connect(bus)
+        try await client.connectHRM()
+        try await client.control("SetDelay", [Self.address, .double(2)])
+        let first = Task { try await client.read(HRM.longNote) }
+        // The first read is admitted before Control1 answers the next call (one connection, in order).
+        try await client.control("SetDelay", [Self.address, .double(2)])
+        #expect(
+            await client.errorName { _ = try await client.read(HRM.longNote, offset: 5) } == "org.bluez.Error.InProgress")
+        #expect(try await first.value == Array(HRM.longText.utf8))
+        _ = sim
+    }
+
+    @Test("DropLink, Silence, Move and PowerCycle: the link goes down and Connect fails le-connection-abort-by-local")
+    func linkFaults() async throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let client = try await BlueZClient.connect(bus)
+        try await client.connectHRM()
+        try await client.control("DropLink", [Self.address])
+        #expect(await client.log.wait { BlueZClient.changed($0, Air.hrm, "Connected", .boolean(false)) })
+        try await client.control("Move", [Self.address, .double(5000)])
+        await expectAbort(client)
+        try await client.control("Move", [Self.address, .double(3)])
+        try await client.control("Silence", [Self.address, .boolean(true)])
+        await expectAbort(client)
+        try await client.control("Silence", [Self.address, .boolean(false)])
+        _ = try await client.call(Air.hrm, "org.bluez.Device1", "Connect")
+        #expect(try await client.property(Air.hrm, "org.bluez.Device1", "Connected") == .boolean(true))
+        try await client.control("PowerCycle", [.uint32(0)])
+        #expect(try await client.property(Air.hrm, "org.bluez.Device1", "Connected") == .boolean(false))
+        #expect(try await client.property("/org/bluez/hci0", "org.bluez.Adapter1", "Powered") == .boolean(true))
+        _ = sim
+    }
+
+    private func expectAbort(_ client: BlueZClient) async {
+        do {
+            _ = try await client.call(Air.hrm, "org.bluez.Device1", "Connect")
+            Issue.record("Connect succeeded")
+        } catch let error as DBusError {
+            #expect(error.name.rawValue == "org.bluez.Error.Failed")
+            #expect(error.message == "le-connection-abort-by-local")
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+}

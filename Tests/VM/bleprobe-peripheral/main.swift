@@ -1,0 +1,152 @@
+// bleprobe-peripheral: a PeripheralManager on one adapter over
+// BlueZPeripheralBackend, for the VM payloads (Tests/VM/peripheral-*.sh).
+//
+// Serves Battery (0x180F: Battery Level 0x2A19, read + notify) and a custom
+// service (...abc0) with an echo characteristic (...abc1, read + write: a
+// write is logged and read back) and a failing one (...abc2, read: answered
+// with ATT application error 0x80). Advertises "--name" and 0x180F. When a
+// central subscribes to Battery Level it sends three notifications (99, 98,
+// 97). Every step is printed with a PROBE prefix. It stops (unregistering the
+// advertisement and the application) when stdin closes.
+import BLE
+import BlueZ
+import DBus
+import GATT
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func log(_ text: String) {
+    print("PROBE \(text)")
+    fflush(nil)
+}
+
+var adapter = "/org/bluez/hci0"
+var name = "bleprobe"
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+    switch argument {
+    case "--adapter": adapter = "/org/bluez/" + (arguments.next() ?? "hci0")
+    case "--name": name = arguments.next() ?? name
+    default:
+        log("unknown argument \(argument)")
+        exit(2)
+    }
+}
+
+let customService = BluetoothUUID("12345678-1234-5678-1234-56789abcabc0")!
+let echoUUID = BluetoothUUID("12345678-1234-5678-1234-56789abcabc1")!
+let failingUUID = BluetoothUUID("12345678-1234-5678-1234-56789abcabc2")!
+let batteryLevel = LocalCharacteristic(service: .battery, uuid: .batteryLevel)
+
+let backend: BlueZPeripheralBackend
+do {
+    backend = try await BlueZPeripheralBackend.start()
+} catch {
+    log("FAIL starting the backend: \(error)")
+    exit(1)
+}
+// Power the adapter on (btvirt controllers start powered off).
+_ = try? await backend.connection.call(
+    destination: "org.bluez", path: ObjectPath(adapter), interface: "org.freedesktop.DBus.Properties",
+    member: "Set", arguments: [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.boolean(true))])
+
+let manager = PeripheralManager(backend: backend, options: .init(adapter: adapter))
+for await state in manager.stateUpdates() {
+    log("state \(state)")
+    if state == .poweredOn { break }
+}
+
+let started = ContinuousClock.now
+do {
+    try await manager.add(
+        GATTService(
+            uuid: .battery, characteristics: [GATTCharacteristic(uuid: .batteryLevel, properties: [.read, .notify])]))
+    try await manager.add(
+        GATTService(
+            uuid: customService,
+            characteristics: [
+                GATTCharacteristic(uuid: echoUUID, properties: [.read, .write]),
+                GATTCharacteristic(uuid: failingUUID, properties: [.read]),
+            ]))
+    log("services registered in \(ContinuousClock.now - started)")
+    try await manager.startAdvertising(AdvertisingData(serviceUUIDs: [.battery], localName: name))
+    log("advertising \(name) in \(ContinuousClock.now - started)")
+} catch {
+    log("FAIL \(error)")
+    await backend.shutdown()
+    exit(1)
+}
+
+let requests = Task {
+    var echo: [UInt8] = Array("hello".utf8)
+    for await request in manager.requests() {
+        let what = request.characteristic.uuid
+        if request.isRead {
+            log("read \(what.shortString) offset \(request.offset) from \(request.central)")
+            switch what {
+            case .batteryLevel: request.respond(with: [100])
+            case echoUUID: request.respond(with: Array(echo.dropFirst(request.offset)))
+            default: request.respond(withError: ATTError(0x80))
+            }
+        } else {
+            let text = String(decoding: request.value, as: UTF8.self)
+            log("write \(what.shortString) value \"\(text)\" offset \(request.offset) from \(request.central)")
+            echo = request.value
+            request.respond()
+        }
+    }
+}
+
+let notifier = Task {
+    for await event in manager.subscriptionEvents() {
+        switch event {
+        case .subscribed(_, let characteristic, _):
+            log("subscribed \(characteristic)")
+            guard characteristic == batteryLevel else { continue }
+            for level: UInt8 in [99, 98, 97] {
+                while !manager.updateValue([level], for: batteryLevel) {
+                    for await _ in manager.readyToUpdate() { break }
+                }
+                log("notified \(level)")
+            }
+        case .unsubscribed(_, let characteristic):
+            log("unsubscribed \(characteristic)")
+        }
+    }
+}
+
+// Run until stdin closes (the payload closes it to stop us). The blocking
+// reads run on a thread of their own: the cooperative pool may have a single
+// thread in the VM, and the D-Bus handlers need it.
+final class StdinWatch: Sendable {
+    let done: CheckedContinuation<Void, Never>
+    init(_ done: CheckedContinuation<Void, Never>) { self.done = done }
+}
+await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+    let watch = Unmanaged.passRetained(StdinWatch(done)).toOpaque()
+    var thread = pthread_t()
+    let status = pthread_create(
+        &thread, nil,
+        { raw in
+            guard let raw else { return nil }
+            let watch = Unmanaged<StdinWatch>.fromOpaque(raw).takeRetainedValue()
+            while let line = readLine() { log("stdin: \(line)") }
+            watch.done.resume()
+            return nil
+        }, watch)
+    if status == 0 {
+        pthread_detach(thread)
+    } else {
+        Unmanaged<StdinWatch>.fromOpaque(watch).release()
+        log("no stdin thread (\(status)); stopping")
+        done.resume()
+    }
+}
+log("stopping")
+try? await manager.stopAdvertising()
+await backend.shutdown()
+log("stopped: advertisement and application unregistered")
+requests.cancel()
+notifier.cancel()
