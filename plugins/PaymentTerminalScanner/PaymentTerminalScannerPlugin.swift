@@ -44,7 +44,8 @@ final class PaymentTerminalScannerPlugin: RolePlugin {
         }
         running.withLock { $0 = (engine, [scanning, ticking]) }
         context.logger.info(
-            "started: threshold \(config.rssiThreshold) dBm, margin \(config.margin) dB, dwell \(config.dwellSeconds) s")
+            "started: threshold \(config.rssiThreshold) dBm, margin \(config.margin) dB, dwell \(config.dwellSeconds) s"
+        )
     }
 
     func stop() async {

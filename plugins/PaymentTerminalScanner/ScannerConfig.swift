@@ -51,7 +51,9 @@ public struct ScannerConfig: Sendable, Hashable {
         }
     }
 
-    private static func number(_ value: JSON?, _ path: String, _ range: ClosedRange<Double>) throws(PluginConfigError)
+    private static func number(
+        _ value: JSON?, _ path: String, _ range: ClosedRange<Double>
+    ) throws(PluginConfigError)
         -> Double?
     {
         guard let value else { return nil }

@@ -48,7 +48,15 @@ actor ScannerEngine {
         identifiers[key] = found.identifier
         guard let rssi = found.rssi else { return }
         let before = table.selected
-        table.observe(id: key, name: found.name ?? found.advertisement.localName, rssi: rssi, at: now)
+        let isNew = table.entry(key) == nil
+        let name = found.name ?? found.advertisement.localName
+        table.observe(id: key, name: name, rssi: rssi, at: now)
+        if isNew {
+            logger.info("terminal found: \(describe(key)), RSSI \(rssi) dBm")
+            events.emit(
+                "terminal-found",
+                ["terminal": .string(key), "name": name.map(JSON.string) ?? .null, "rssi": .int(Int64(rssi))])
+        }
         choiceMayHaveChanged(from: before)
     }
 
