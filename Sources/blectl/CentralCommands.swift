@@ -18,6 +18,14 @@ struct ScanCommand: BlectlCommand {
                 JSON.string(try Validate.uuid(text))
             }
             if !services.isEmpty { params["services"] = .array(services) }
+            if let rssi = try arguments.values("--rssi").last {
+                guard let value = Int64(rssi), (-127...20).contains(value) else {
+                    throw UsageError("\"\(rssi)\" is not an RSSI threshold in dBm (-127 to 20)")
+                }
+                params["rssiThreshold"] = .int(value)
+            }
+            if let pattern = try arguments.values("--name").last { params["namePattern"] = .string(pattern) }
+            if arguments.flag("--duplicates") { params["allowDuplicates"] = true }
             method = "central.scan.start"
             self.params = params.isEmpty ? nil : .object(params)
         case "stop":
@@ -100,18 +108,8 @@ struct ServicesCommand: BlectlCommand {
         device = try Validate.device(try arguments.positional("DEVICE"))
     }
     func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
-        try DeviceCall(method: "central.services", params: ["id": .string(device)]).run(context) { result in
-            var rows: [[String]] = []
-            for service in result["services"]?.arrayValue ?? [] {
-                rows.append(["service", Output.cell(service["uuid"]), ""])
-                for characteristic in service["characteristics"]?.arrayValue ?? [] {
-                    let properties = (characteristic["properties"]?.arrayValue ?? []).map(Output.cell)
-                    rows.append([
-                        "  characteristic", Output.cell(characteristic["uuid"]), properties.joined(separator: ","),
-                    ])
-                }
-            }
-            return Output.grid(["KIND", "UUID", "PROPERTIES"], rows)
+        try DeviceCall(method: "central.services", params: ["id": .string(device)]).run(context) {
+            Output.servicesGrid($0)
         }
     }
 }

@@ -142,7 +142,23 @@ public final class CentralControl: Sendable {
             }
         }
         state.withLock { $0.scan = task }
-        return ["scanning": true]
+        if let seconds = object["durationSeconds"]?.intValue {
+            guard (1...86_400).contains(seconds) else {
+                task.cancel()
+                throw RPCError.invalidParams("\"durationSeconds\" must be from 1 to 86400")
+            }
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(seconds))
+                // Only this scan: a later central.scan.start replaced it and owns its own duration.
+                let mine = self?.state.withLock { state -> Bool in
+                    guard state.scan == task else { return false }
+                    state.scan = nil
+                    return true
+                }
+                if mine == true { task.cancel() }
+            }
+        }
+        return ["scanning": true, "durationSeconds": object["durationSeconds"] ?? .null]
     }
 
     private func devices(_ central: CentralManager) -> JSON {

@@ -74,12 +74,30 @@ public final class BackendFactory: Sendable {
         restore: AgentConfig.Restore, sim: AgentConfig.Sim
     ) async throws -> Opened {
         try await prepare(backend: backend, sim: sim)
+        do {
+            return try await openOnce(role, backend: backend, adapter: adapterName, restore: restore)
+        } catch {
+            // Seen once in a few runs right after a role switch on the sim
+            // (org.freedesktop.DBus.Error.NoReply); one more attempt on a fresh connection.
+            log("opening the \(backend.rawValue) backend failed (\(error)); trying once more")
+            return try await openOnce(role, backend: backend, adapter: adapterName, restore: restore)
+        }
+    }
+
+    private func openOnce(
+        _ role: AgentConfig.Role, backend: AgentConfig.Backend, adapter adapterName: String,
+        restore: AgentConfig.Restore
+    ) async throws -> Opened {
         let connection: DBusConnection
-        if backend == .sim {
-            guard let address = simBusAddress else { throw ProcessFailure("the simulator is not running") }
-            connection = try await DBusConnection.connect(address: address)
-        } else {
-            connection = try await DBusConnection.system()
+        do {
+            if backend == .sim {
+                guard let address = simBusAddress else { throw ProcessFailure("the simulator is not running") }
+                connection = try await DBusConnection.connect(address: address)
+            } else {
+                connection = try await DBusConnection.system()
+            }
+        } catch {
+            throw ProcessFailure("connecting to the \(backend.rawValue) bus: \(error)")
         }
         let adapter = "/org/bluez/\(adapterName)"
         let store = RestorationStore(
@@ -91,7 +109,7 @@ public final class BackendFactory: Sendable {
                 backend = try await BlueZCentralBackend(connection: connection)
             } catch {
                 await connection.close()
-                throw error
+                throw ProcessFailure("starting the central backend: \(error)")
             }
             let central = CentralManager(backend: backend, options: .init(adapter: adapter, restoration: store))
             return Opened(manager: .central(central)) {
@@ -108,7 +126,7 @@ public final class BackendFactory: Sendable {
                 backend = try await BlueZPeripheralBackend.start(connection: connection)
             } catch {
                 await connection.close()
-                throw error
+                throw ProcessFailure("starting the peripheral backend: \(error)")
             }
             let peripheral = PeripheralManager(
                 backend: backend, options: .init(adapter: adapter, restoration: store))
