@@ -1,4 +1,5 @@
 import GATT
+import VirtualPaymentTerminal
 
 /// A simulated world: the local adapters and the virtual devices on the air around them.
 ///
@@ -97,6 +98,12 @@ public struct Position: Sendable, Equatable {
 
 /// A virtual peripheral that advertises.
 public struct VirtualDevice: Sendable, Equatable {
+    public static func == (lhs: VirtualDevice, rhs: VirtualDevice) -> Bool {
+        lhs.address == rhs.address && lhs.addressType == rhs.addressType && lhs.advertisement == rhs.advertisement
+            && lhs.intervalMilliseconds == rhs.intervalMilliseconds && lhs.connectable == rhs.connectable
+            && lhs.radio == rhs.radio && lhs.gatt == rhs.gatt && (lhs.terminal == nil) == (rhs.terminal == nil)
+    }
+
     /// Its address.
     public var address: DeviceAddress
     /// "public" or "random".
@@ -112,6 +119,8 @@ public struct VirtualDevice: Sendable, Equatable {
     public var radio: RadioModel
     /// Its GATT database, served once a client connects (nil: no services).
     public var gatt: GATTDatabaseSpec?
+    /// A virtual payment terminal's logic, when the device is one (its `gatt` is the profile's).
+    public var terminal: VirtualTerminal?
     /// Whether the scenario gave a GATT database.
     public var hasGATTDatabase: Bool { gatt != nil }
 

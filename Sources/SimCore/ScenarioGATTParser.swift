@@ -71,7 +71,9 @@ extension Scenario {
         return bytes
     }
 
-    private static func parseFormat(_ field: ScenarioField?, in parent: ScenarioField) throws(ScenarioError)
+    private static func parseFormat(
+        _ field: ScenarioField?, in parent: ScenarioField
+    ) throws(ScenarioError)
         -> IntegerFormat
     {
         guard let field else { throw ScenarioError(path: parent.child("format"), message: "missing") }

@@ -66,6 +66,7 @@ extension Scenario {
     private static func parseDevice(_ field: ScenarioField) throws(ScenarioError) -> VirtualDevice {
         let keys = try field.object(allowing: [
             "address", "addressType", "intervalMs", "connectable", "advertising", "rssi", "gatt", "description",
+            "paymentTerminal",
         ])
         guard let address = keys["address"] else {
             throw ScenarioError(path: field.child("address"), message: "missing")
@@ -80,6 +81,12 @@ extension Scenario {
             device.gatt = try parseGATT(gatt)
         }
         if let description = keys["description"] { _ = try description.string() }
+        if let config = keys["paymentTerminal"] {
+            guard keys["gatt"] == nil else { throw config.error("a payment terminal's GATT is the profile's: no gatt") }
+            let terminal = try parsePaymentTerminal(config)
+            device.terminal = terminal
+            device.gatt = GATTDatabaseSpec(terminal: terminal)
+        }
         return device
     }
 

@@ -1,4 +1,5 @@
 import GATT
+import VirtualPaymentTerminal
 
 /// The whole simulation, pure and deterministic: adapters, virtual devices, and the air between
 /// them. The shell tells it the time and forwards clients' requests; it answers with events.
@@ -9,6 +10,8 @@ public struct SimWorld: Sendable {
     public internal(set) var devices: [VirtualDevice]
     /// Each virtual device's GATT server, by device index (devices with a database).
     public internal(set) var servers: [Int: GATTServer] = [:]
+    /// The virtual payment terminals' logic, by device index.
+    var terminals: [Int: VirtualTerminal] = [:]
     /// Links (and their client-side GATT state) by adapter index and device address.
     public internal(set) var links: [LinkKey: GATTLink] = [:]
     /// Injected faults.
@@ -45,6 +48,7 @@ public struct SimWorld: Sendable {
         mtu = scenario.mtu
         for (index, device) in scenario.devices.enumerated() {
             if let gatt = device.gatt { servers[index] = GATTServer(gatt, start: start) }
+            if let terminal = device.terminal { terminals[index] = terminal }
         }
     }
 
@@ -68,7 +72,11 @@ public struct SimWorld: Sendable {
     /// When `advance(to:)` next has something to do: the next advertisement while an adapter
     /// listens, or the next temporary-device expiry.
     public var nextDeadline: SimInstant? {
-        let expiry = (adapters.compactMap(\.nextExpiry) + servers.values.compactMap(\.nextDeadline)).min()
+        let expiry =
+            (adapters.compactMap(\.nextExpiry) + servers.values.compactMap(\.nextDeadline)
+            + [
+                nextTerminalDeadline
+            ].compactMap { $0 }).min()
         guard isListening, let advertisement = air.nextEvent else { return expiry }
         return min(expiry ?? advertisement, advertisement)
     }
@@ -91,6 +99,7 @@ public struct SimWorld: Sendable {
             }
         }
         for (adapterIndex, events) in advanceServers(to: now) { batches[adapterIndex] += events }
+        for batch in advanceTerminals(to: now) { batches[batch.adapter] += batch.events }
         for index in adapters.indices {
             batches[index] += removingGATT(adapter: index, adapters[index].expire(at: now))
         }

@@ -47,7 +47,9 @@ final class AcquiredSockets: Sendable {
     func send(_ value: [UInt8], path: String) {
         sockets.withLock { table in
             guard let fd = table[Self.key(.notify, path)] else { return }
-            _ = value.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
+            _ = value.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+            }
         }
     }
 

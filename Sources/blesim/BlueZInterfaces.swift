@@ -38,7 +38,11 @@ struct BlueZInterfaces: Sendable {
     func adapter(index: Int, properties: [Property]) throws -> ExportedInterface {
         let values = Dictionary(properties.map { ($0.name, DBusMapping.value($0.value)) }, uniquingKeysWith: { $1 })
         let declared = try Self.adapterTypes.map { (name, signature, access) in
-            try ExportedProperty(
+            if name == "Alias" {
+                return try ExportedProperty.writable(
+                    name, type: DBusType(signature), value: values[name], update: adapterAliasUpdate(index: index))
+            }
+            return try ExportedProperty(
                 name, type: DBusType(signature), access: access, value: values[name],
                 setter: access == .readWrite ? adapterSetter(index: index, name: name) : nil)
         }
@@ -87,6 +91,22 @@ struct BlueZInterfaces: Sendable {
                 },
             ],
             properties: declared)
+    }
+
+    /// Alias: "" returns to the name, and the name is what is stored and reported, as bluetoothd.
+    private func adapterAliasUpdate(index: Int) -> ExportedProperty.Update {
+        { requested, _ in
+            guard case .string(let alias) = requested.unwrapped else {
+                throw DBusMapping.error(BluetoothdError.invalidArguments)
+            }
+            return try run { () throws(BlueZError) in
+                try host.request(adapter: index, suppressing: ("/org/bluez/hci\(index)", "Alias")) {
+                    adapter throws(BlueZError) in
+                    let events = adapter.setAlias(alias)
+                    return (DBusValue.string(adapter.displayAlias), events)
+                }
+            }
+        }
     }
 
     private func adapterSetter(index: Int, name: String) -> ExportedProperty.Setter {
@@ -141,7 +161,12 @@ struct BlueZInterfaces: Sendable {
         let types = Self.deviceTypes + (experimental ? Self.experimentalDeviceTypes : [])
         let located = SimWorld.parse(devicePath: path)
         let declared = try types.map { (name, signature, access) in
-            try ExportedProperty(
+            if name == "Alias", let located {
+                return try ExportedProperty.writable(
+                    name, type: DBusType(signature), value: values[name],
+                    update: deviceAliasUpdate(path: path, at: located))
+            }
+            return try ExportedProperty(
                 name, type: DBusType(signature), access: access, value: values[name],
                 setter: access == .readWrite ? located.map { deviceSetter(path: path, at: $0, name: name) } : nil)
         }
@@ -149,14 +174,14 @@ struct BlueZInterfaces: Sendable {
         return try ExportedInterface(
             BlueZInterface.device,
             methods: [
-                ExportedMethod("Connect", in: "", out: "") { _ in
+                ExportedMethod("Connect", in: "", out: "") { call in
                     guard let located else { throw DBusMapping.error(BluetoothdError.doesNotExist) }
-                    try await connect(located.adapter, located.address)
+                    try await connect(located.adapter, located.address, call)
                     return []
                 },
-                ExportedMethod("Disconnect", in: "", out: "") { _ in
+                ExportedMethod("Disconnect", in: "", out: "") { call in
                     guard let located else { return [] }
-                    disconnect(located.adapter, located.address)
+                    disconnect(located.adapter, located.address, call)
                     return []
                 },
                 ExportedMethod("ConnectProfile", in: "s", out: "", handler: notSupported),
@@ -167,6 +192,26 @@ struct BlueZInterfaces: Sendable {
                 },
             ],
             properties: declared)
+    }
+
+    /// A device's Alias: "" returns to the name (else the address), which is what is stored.
+    private func deviceAliasUpdate(
+        path: String, at location: (adapter: Int, address: DeviceAddress)
+    )
+        -> ExportedProperty.Update
+    {
+        { requested, _ in
+            guard case .string(let alias) = requested.unwrapped else {
+                throw DBusMapping.error(BluetoothdError.invalidArguments)
+            }
+            return try run { () throws(BlueZError) in
+                try host.request(adapter: location.adapter, suppressing: (path, "Alias")) {
+                    adapter throws(BlueZError) in
+                    let events = try adapter.setDeviceAlias(location.address, alias)
+                    return (DBusValue.string(adapter.devices[location.address]?.displayAlias ?? alias), events)
+                }
+            }
+        }
     }
 
     private func deviceSetter(
@@ -190,7 +235,7 @@ struct BlueZInterfaces: Sendable {
 
     /// Device1.Connect: `Connected` true before the reply; the GATT objects and
     /// `ServicesResolved` after it (bluetoothd resolves services once connected).
-    private func connect(_ adapter: Int, _ address: DeviceAddress) async throws {
+    private func connect(_ adapter: Int, _ address: DeviceAddress, _ call: DBusMethodCall) async throws {
         let outcome = try run { () throws(BlueZError) in
             try host.world { world, now throws(BlueZError) in
                 (try world.beginConnect(adapter: adapter, address: address, at: now), [])
@@ -206,27 +251,23 @@ struct BlueZInterfaces: Sendable {
         case .connects(let delay):
             try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
             host.update { world, _ in world.completeConnect(adapter: adapter, address: address) }
+            call.flushSignals()
             let host = self.host
-            Task {
-                try? await Task.sleep(for: Self.afterReply)
+            call.afterReply {
                 host.update { world, _ in world.resolveServices(adapter: adapter, address: address) }
             }
         }
     }
 
     /// Device1.Disconnect: `ServicesResolved` false before the reply, `Connected` false after.
-    private func disconnect(_ adapter: Int, _ address: DeviceAddress) {
+    private func disconnect(_ adapter: Int, _ address: DeviceAddress, _ call: DBusMethodCall) {
         host.update { world, _ in world.beginDisconnect(adapter: adapter, address: address) }
+        call.flushSignals()
         let host = self.host
-        Task {
-            try? await Task.sleep(for: Self.afterReply)
+        call.afterReply {
             host.update { world, _ in world.linkLost(adapter: adapter, address: address) }
         }
     }
-
-    /// How long after a reply blesim emits what bluetoothd emits after it (service discovery,
-    /// the link going down): long enough for the reply to leave first.
-    static let afterReply = Duration.milliseconds(15)
 
     // MARK: /org/bluez
 

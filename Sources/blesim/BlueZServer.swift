@@ -22,6 +22,7 @@ enum BlueZServer {
             bus = "the system bus"
         }
         let objects = connection.objects
+        objects.style = .bluez
         let host = SimHost(world: SimWorld(scenario: scenario, experimental: experimental))
         let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental)
         let sockets = AcquiredSockets()

@@ -36,7 +36,8 @@ struct ControlInterface: Sendable {
                     }
                     let action: FaultPlan.Action =
                         kind == "timeout"
-                        ? .timeout : .error(BlueZError(BlueZError.Name(rawValue: kind), message.isEmpty ? nil : message))
+                        ? .timeout
+                        : .error(BlueZError(BlueZError.Name(rawValue: kind), message.isEmpty ? nil : message))
                     host.update { world, _ in
                         world.faults.rules.append(
                             FaultPlan.Rule(address: address, uuid: uuid, remaining: Int(count), action: action))
@@ -91,7 +92,9 @@ struct ControlInterface: Sendable {
                     return []
                 },
                 ExportedMethod("PowerCycle", in: "u", out: "") { call in
-                    guard case .uint32(let index)? = try call.arguments().first else { throw Self.invalid("expected (index)") }
+                    guard case .uint32(let index)? = try call.arguments().first else {
+                        throw Self.invalid("expected (index)")
+                    }
                     host.update { world, _ in
                         world.setPowered(adapter: Int(index), false) + world.setPowered(adapter: Int(index), true)
                     }

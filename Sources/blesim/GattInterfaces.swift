@@ -8,7 +8,9 @@ struct GattInterfaces: Sendable {
     let host: SimHost
     let sockets: AcquiredSockets
 
-    static let serviceTypes: [(String, String)] = [("UUID", "s"), ("Device", "o"), ("Primary", "b"), ("Includes", "ao")]
+    static let serviceTypes: [(String, String)] = [
+        ("UUID", "s"), ("Device", "o"), ("Primary", "b"), ("Includes", "ao"),
+    ]
     static let characteristicTypes: [(String, String)] = [
         ("UUID", "s"), ("Service", "o"), ("Value", "ay"), ("Notifying", "b"), ("Flags", "as"),
         ("WriteAcquired", "b"), ("NotifyAcquired", "b"), ("MTU", "q"),
@@ -25,7 +27,8 @@ struct GattInterfaces: Sendable {
         case BlueZInterface.gattService:
             return try ExportedInterface(name, methods: [], properties: declared(Self.serviceTypes))
         case BlueZInterface.gattCharacteristic:
-            return try ExportedInterface(name, methods: characteristicMethods(path), properties: declared(Self.characteristicTypes))
+            return try ExportedInterface(
+                name, methods: characteristicMethods(path), properties: declared(Self.characteristicTypes))
         case BlueZInterface.gattDescriptor:
             return try ExportedInterface(name, methods: valueMethods(path), properties: declared(Self.descriptorTypes))
         default: return nil
@@ -40,9 +43,14 @@ struct GattInterfaces: Sendable {
             ) { call in
                 let options = try Self.options(call.arguments().first)
                 let operation = try run { () throws(BlueZError) in
-                    try host.world { world, _ throws(BlueZError) in (try world.beginRead(path: path, offset: options.offset), []) }
+                    try host.world { world, _ throws(BlueZError) in
+                        (try world.beginRead(path: path, offset: options.offset), [])
+                    }
                 }
-                return [.bytes(try await complete(operation))]
+                let value = try await complete(operation)
+                // bluetoothd announces the cached Value before it replies to the read.
+                call.flushSignals()
+                return [.bytes(value)]
             },
             try ExportedMethod(
                 "WriteValue",
@@ -68,13 +76,17 @@ struct GattInterfaces: Sendable {
         try valueMethods(path) + [
             ExportedMethod("StartNotify", in: "", out: "") { call in
                 try run { () throws(BlueZError) in
-                    try host.world { world, _ throws(BlueZError) in ((), try world.startNotify(path: path, owner: call.sender)) }
+                    try host.world { world, _ throws(BlueZError) in
+                        ((), try world.startNotify(path: path, owner: call.sender))
+                    }
                 }
                 return []
             },
             ExportedMethod("StopNotify", in: "", out: "") { call in
                 try run { () throws(BlueZError) in
-                    try host.world { world, _ throws(BlueZError) in ((), try world.stopNotify(path: path, owner: call.sender)) }
+                    try host.world { world, _ throws(BlueZError) in
+                        ((), try world.stopNotify(path: path, owner: call.sender))
+                    }
                 }
                 return []
             },
@@ -102,12 +114,19 @@ struct GattInterfaces: Sendable {
         }
         let theirs = sockets.open(
             kind, path: path,
-            onPacket: { bytes in host.update { world, _ in world.socketWrite(path: path, bytes); return [] } },
+            onPacket: { bytes in
+                host.update { world, _ in
+                    world.socketWrite(path: path, bytes); return []
+                }
+            },
             onClose: {
-                host.update { world, _ in kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path) }
+                host.update { world, _ in
+                    kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path)
+                }
             })
         guard let theirs else {
-            host.update { world, _ in kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path) }
+            host.update { world, _ in kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path)
+            }
             throw DBusMapping.error(BluetoothdError.failed("Failed to create socket"))
         }
         return [.unixFD(UnixFD(owning: theirs)), .uint16(mtu)]
@@ -120,8 +139,8 @@ struct GattInterfaces: Sendable {
         }
         if operation.delay > 0 { try await Task.sleep(for: .milliseconds(Int(operation.delay * 1000))) }
         var outcome: Result<[UInt8], BlueZError> = .failure(BluetoothdError.failed("Not connected"))
-        host.update { world, _ in
-            let (result, batches) = world.finish(operation)
+        host.update { world, now in
+            let (result, batches) = world.finish(operation, at: now)
             outcome = result
             return batches
         }

@@ -13,9 +13,15 @@ struct FaultInjectionTests {
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         try await client.control(
-            "FailNext", [Self.address, .string("2A19"), .uint32(2), .string("org.bluez.Error.NotAuthorized"), .string("Operation Not Authorized")])
+            "FailNext",
+            [
+                Self.address, .string("2A19"), .uint32(2), .string("org.bluez.Error.NotAuthorized"),
+                .string("Operation Not Authorized"),
+            ])
         for _ in 0..<2 {
-            #expect(await client.errorName { _ = try await client.read(HRM.batteryLevel) } == "org.bluez.Error.NotAuthorized")
+            #expect(
+                await client.errorName { _ = try await client.read(HRM.batteryLevel) }
+                    == "org.bluez.Error.NotAuthorized")
         }
         #expect(try await client.read(HRM.batteryLevel) == [100])
         _ = sim
@@ -48,7 +54,8 @@ struct FaultInjectionTests {
         // The first read is admitted before Control1 answers the next call (one connection, in order).
         try await client.control("SetDelay", [Self.address, .double(2)])
         #expect(
-            await client.errorName { _ = try await client.read(HRM.longNote, offset: 5) } == "org.bluez.Error.InProgress")
+            await client.errorName { _ = try await client.read(HRM.longNote, offset: 5) }
+                == "org.bluez.Error.InProgress")
         #expect(try await first.value == Array(HRM.longText.utf8))
         _ = sim
     }

@@ -8,7 +8,8 @@ import Testing
 /// Connect, Disconnect and remote GATT on the fixture's heart-rate device, as bluetoothd 5.66.
 @Suite("blesim serves remote GATT", .serialized)
 struct RemoteGATTTests {
-    @Test("Connect: Connected, then the GATT objects (handle-named paths), then ServicesResolved; Disconnect in reverse")
+    @Test(
+        "Connect: Connected, then the GATT objects (handle-named paths), then ServicesResolved; Disconnect in reverse")
     func connectOrder() async throws {
         let bus = try PrivateBus()
         let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
@@ -25,7 +26,9 @@ struct RemoteGATTTests {
         let order = try [#require(connected), #require(service), #require(resolved)]
         #expect(order == order.sorted())
         let objects = try await client.managedObjects()
-        #expect(objects[HRM.heartRate]?["org.bluez.GattService1"]?["UUID"] == .string("0000180d-0000-1000-8000-00805f9b34fb"))
+        #expect(
+            objects[HRM.heartRate]?["org.bluez.GattService1"]?["UUID"]
+                == .string("0000180d-0000-1000-8000-00805f9b34fb"))
         #expect(objects[HRM.heartRate]?["org.bluez.GattService1"]?["Primary"] == .boolean(true))
         let measurement = try #require(objects[HRM.measurement]?[BlueZClient.characteristic])
         #expect(measurement["Flags"] == .array(.string, [.string("notify")]))
@@ -33,7 +36,9 @@ struct RemoteGATTTests {
         #expect(measurement["NotifyAcquired"] == .boolean(false))
         #expect(measurement["MTU"] == .uint16(64))
         #expect(measurement["Service"] == .objectPath(try ObjectPath(HRM.heartRate)))
-        #expect(objects[HRM.measurementCCCD]?["org.bluez.GattDescriptor1"]?["UUID"] == .string("00002902-0000-1000-8000-00805f9b34fb"))
+        #expect(
+            objects[HRM.measurementCCCD]?["org.bluez.GattDescriptor1"]?["UUID"]
+                == .string("00002902-0000-1000-8000-00805f9b34fb"))
         #expect(objects[HRM.command]?[BlueZClient.characteristic]?["WriteAcquired"] == .boolean(false))
 
         _ = try await client.call(Air.hrm, "org.bluez.Device1", "Disconnect")
@@ -59,7 +64,9 @@ struct RemoteGATTTests {
         let text = Array(HRM.longText.utf8)
         #expect(try await client.read(HRM.longNote) == text)
         #expect(try await client.read(HRM.longNote, offset: 10) == Array(text[10...]))
-        #expect(try await client.read(HRM.longNoteDescription, interface: "org.bluez.GattDescriptor1") == Array("Long note".utf8))
+        #expect(
+            try await client.read(HRM.longNoteDescription, interface: "org.bluez.GattDescriptor1")
+                == Array("Long note".utf8))
         let long = (0..<300).map { UInt8(truncatingIfNeeded: $0) }
         try await client.write(HRM.longNote, long)
         #expect(try await client.read(HRM.longNote) == long)
@@ -69,7 +76,8 @@ struct RemoteGATTTests {
         #expect(await client.errorName { _ = try await client.read(HRM.longNote, offset: 400) } == invalid)
         #expect(await client.errorName { try await client.write(HRM.longNote, [1], offset: 512) } == invalid)
         #expect(await client.errorName { _ = try await client.read(HRM.writeOnly) } == "org.bluez.Error.NotPermitted")
-        #expect(await client.errorName { try await client.write(HRM.measurement, [1]) } == "org.bluez.Error.NotSupported")
+        #expect(
+            await client.errorName { try await client.write(HRM.measurement, [1]) } == "org.bluez.Error.NotSupported")
         #expect(
             await client.errorName { try await client.write(HRM.measurement, [1], type: "request") }
                 == "org.bluez.Error.NotPermitted")
@@ -95,7 +103,9 @@ struct RemoteGATTTests {
         _ = try await client.call(HRM.measurement, BlueZClient.characteristic, "StopNotify")
         #expect(await client.log.wait { BlueZClient.changed($0, HRM.measurement, "Notifying", .boolean(false)) })
         #expect(
-            await client.errorName { _ = try await client.call(HRM.measurement, BlueZClient.characteristic, "StopNotify") }
+            await client.errorName {
+                _ = try await client.call(HRM.measurement, BlueZClient.characteristic, "StopNotify")
+            }
                 == "org.bluez.Error.Failed")
         _ = sim
     }

@@ -24,7 +24,9 @@ struct GATTServerTests {
         return GATTServer(try #require(scenario.devices.first?.gatt))
     }
 
-    @Test("handles follow bluetoothd's layout from 0x000a: service, declaration, value, CCCD, extended properties, descriptors")
+    @Test(
+        "handles follow bluetoothd's layout from 0x000a: service, declaration, value, CCCD, extended properties, descriptors"
+    )
     func handles() throws {
         let server = try Self.server()
         #expect(server.services.map(\.handle) == [0x000a, 0x000e])

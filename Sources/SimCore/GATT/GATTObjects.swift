@@ -65,7 +65,8 @@ public enum GATTObjects {
                 ))
             for chrc in service.characteristics {
                 let chrcPath = path(service: servicePath, characteristic: chrc)
-                list.append((chrcPath, BlueZInterface.gattCharacteristic, characteristicProperties(chrc, servicePath, link)))
+                list.append(
+                    (chrcPath, BlueZInterface.gattCharacteristic, characteristicProperties(chrc, servicePath, link)))
                 for desc in chrc.descriptors {
                     list.append(
                         (

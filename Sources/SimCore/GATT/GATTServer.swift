@@ -151,7 +151,9 @@ public struct GATTServer: Sendable {
             old = chrc.descriptors[d].value
         } else {
             let writable: CharacteristicProperties = [.write, .writeWithoutResponse, .authenticatedSignedWrites]
-            guard !chrc.flags.properties.isDisjoint(with: writable) || chrc.flags.extendedProperties.contains(.reliableWrite)
+            guard
+                !chrc.flags.properties.isDisjoint(with: writable)
+                    || chrc.flags.extendedProperties.contains(.reliableWrite)
             else { throw .writeNotPermitted }
             old = chrc.value
         }

@@ -27,7 +27,8 @@ extension SimWorld {
             let target = GATTObjects.target(
                 path: path, devicePath: adapters[adapter].devicePath(address), in: server)
         else { throw BluetoothdError.doesNotExist }
-        return Located(key: LinkKey(adapter: adapter, address: address), link: link, server: server, target: target, path: path)
+        return Located(
+            key: LinkKey(adapter: adapter, address: address), link: link, server: server, target: target, path: path)
     }
 
     private func uuid(of located: Located) -> BluetoothUUID? {
@@ -74,7 +75,9 @@ extension SimWorld {
     /// second write, the procedure chosen as gatt-client.c does (type, else reliable-write,
     /// write, write-without-response), `NotSupported` when none applies; a CCCD write is
     /// `NotPermitted "Write not permitted"` (StartNotify is the way).
-    public mutating func beginWrite(path: String, value: [UInt8], offset: Int, type: String?) throws(BlueZError)
+    public mutating func beginWrite(
+        path: String, value: [UInt8], offset: Int, type: String?
+    ) throws(BlueZError)
         -> GATTOperation
     {
         var located = try locate(attribute: path)
@@ -127,7 +130,11 @@ extension SimWorld {
     /// The peer answers `operation`: the value read (or nothing for a write), or the error the
     /// client gets (ATT errors mapped as gatt-client.c maps them). A read updates the cached
     /// Value (PropertiesChanged); a write to a notifying characteristic does not notify.
-    public mutating func finish(_ operation: GATTOperation) -> (Result<[UInt8], BlueZError>, [Batch]) {
+    public mutating func finish(
+        _ operation: GATTOperation, at now: SimInstant = .zero
+    ) -> (
+        Result<[UInt8], BlueZError>, [Batch]
+    ) {
         let key = LinkKey(adapter: operation.adapter, address: operation.address)
         guard var link = links[key] else { return (.failure(BluetoothdError.failed("Not connected")), []) }
         switch operation.request {
@@ -150,10 +157,15 @@ extension SimWorld {
             case .write(let bytes, let offset, let procedure):
                 do {
                     try server.write(operation.handle, bytes, offset: offset)
-                } catch where procedure == .command {
+                } catch  where procedure == .command {
                     return (.success([]), [])  // no answer to a command
                 }
                 servers[link.device] = server
+                if let uuid = server.characteristic(valueHandle: operation.handle)?.uuid, terminals[link.device] != nil
+                {
+                    let batches = try terminalWrite(device: link.device, characteristic: uuid, bytes, at: now)
+                    return (.success([]), batches)
+                }
                 return (.success([]), [])
             }
         } catch {
@@ -161,7 +173,9 @@ extension SimWorld {
         }
     }
 
-    private func valueChanged(_ key: LinkKey, _ server: GATTServer, _ operation: GATTOperation, _ value: [UInt8])
+    private func valueChanged(
+        _ key: LinkKey, _ server: GATTServer, _ operation: GATTOperation, _ value: [UInt8]
+    )
         -> [Batch]
     {
         let devicePath = adapters[key.adapter].devicePath(key.address)
@@ -176,7 +190,8 @@ extension SimWorld {
                 for chrc in service.characteristics {
                     for desc in chrc.descriptors where desc.handle == operation.handle {
                         path = GATTObjects.path(
-                            characteristic: GATTObjects.path(service: servicePath, characteristic: chrc), descriptor: desc)
+                            characteristic: GATTObjects.path(service: servicePath, characteristic: chrc),
+                            descriptor: desc)
                     }
                 }
             }
@@ -185,7 +200,10 @@ extension SimWorld {
         return [
             Batch(
                 adapter: key.adapter,
-                events: [.objectChanged(path: path, interface: interface, changed: [Property("Value", .bytes(value))], invalidated: [])])
+                events: [
+                    .objectChanged(
+                        path: path, interface: interface, changed: [Property("Value", .bytes(value))], invalidated: [])
+                ])
         ]
     }
 }

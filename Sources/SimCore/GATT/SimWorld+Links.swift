@@ -36,7 +36,9 @@ extension SimWorld {
 
     /// Device1.Connect: NotReady while powered off, DoesNotExist for an unknown device; a device
     /// that is silenced, not connectable or out of range fails after `connectFailSeconds`.
-    public mutating func beginConnect(adapter: Int, address: DeviceAddress, at now: SimInstant) throws(BlueZError)
+    public mutating func beginConnect(
+        adapter: Int, address: DeviceAddress, at now: SimInstant
+    ) throws(BlueZError)
         -> ConnectOutcome
     {
         guard adapters.indices.contains(adapter), let device = adapters[adapter].devices[address] else {
@@ -77,7 +79,11 @@ extension SimWorld {
         link.connected = true
         link.mtu = mtu
         links[key] = link
-        return [Batch(adapter: adapter, events: [.deviceChanged(address, changed: [Property("Connected", .bool(true))], invalidated: [])])]
+        return [
+            Batch(
+                adapter: adapter,
+                events: [.deviceChanged(address, changed: [Property("Connected", .bool(true))], invalidated: [])])
+        ]
     }
 
     /// Service discovery finished: the GATT objects appear (first connection only; bluetoothd
@@ -101,8 +107,16 @@ extension SimWorld {
         link.resolved = true
         links[key] = link
         device.servicesResolved = true
+        var changed = [Property("ServicesResolved", .bool(true))]
+        // bluetoothd adds the primary services' UUIDs to the device's UUIDs.
+        let found = servers[link.device]?.services.filter(\.primary).map(\.uuid) ?? []
+        let added = found.filter { !device.uuids.contains($0) }
+        if !added.isEmpty {
+            device.uuids += added
+            changed.append(Property("UUIDs", .strings(device.uuids.map(\.uuidString))))
+        }
         adapters[adapter].devices[address] = device
-        events.append(.deviceChanged(address, changed: [Property("ServicesResolved", .bool(true))], invalidated: []))
+        events.append(.deviceChanged(address, changed: changed, invalidated: []))
         return [Batch(adapter: adapter, events: events)]
     }
 
@@ -110,7 +124,8 @@ extension SimWorld {
         server.services.flatMap(\.characteristics).compactMap { chrc in
             GATTObjects.characteristicPath(valueHandle: chrc.valueHandle, devicePath: devicePath, in: server).map {
                 .objectChanged(
-                    path: $0, interface: BlueZInterface.gattCharacteristic, changed: [Property("MTU", .uint16(link.mtu))],
+                    path: $0, interface: BlueZInterface.gattCharacteristic,
+                    changed: [Property("MTU", .uint16(link.mtu))],
                     invalidated: [])
             }
         }
@@ -127,7 +142,9 @@ extension SimWorld {
         return [
             Batch(
                 adapter: adapter,
-                events: [.deviceChanged(address, changed: [Property("ServicesResolved", .bool(false))], invalidated: [])])
+                events: [
+                    .deviceChanged(address, changed: [Property("ServicesResolved", .bool(false))], invalidated: [])
+                ])
         ]
     }
 
@@ -143,7 +160,9 @@ extension SimWorld {
             let devicePath = adapters[adapter].devicePath(address)
             if let server = servers[link.device] {
                 for (handle, owners) in link.notifyClients.sorted(by: { $0.key < $1.key }) where !owners.isEmpty {
-                    if let path = GATTObjects.characteristicPath(valueHandle: handle, devicePath: devicePath, in: server) {
+                    if let path = GATTObjects.characteristicPath(
+                        valueHandle: handle, devicePath: devicePath, in: server)
+                    {
                         events.append(
                             .objectChanged(
                                 path: path, interface: BlueZInterface.gattCharacteristic,
@@ -151,7 +170,9 @@ extension SimWorld {
                     }
                 }
                 for handle in link.notifyAcquired.keys.sorted() {
-                    if let path = GATTObjects.characteristicPath(valueHandle: handle, devicePath: devicePath, in: server) {
+                    if let path = GATTObjects.characteristicPath(
+                        valueHandle: handle, devicePath: devicePath, in: server)
+                    {
                         events.append(
                             .objectChanged(
                                 path: path, interface: BlueZInterface.gattCharacteristic,
@@ -159,7 +180,9 @@ extension SimWorld {
                     }
                 }
                 for handle in link.writeAcquired.sorted() {
-                    if let path = GATTObjects.characteristicPath(valueHandle: handle, devicePath: devicePath, in: server) {
+                    if let path = GATTObjects.characteristicPath(
+                        valueHandle: handle, devicePath: devicePath, in: server)
+                    {
                         events.append(
                             .objectChanged(
                                 path: path, interface: BlueZInterface.gattCharacteristic,
@@ -176,7 +199,8 @@ extension SimWorld {
             links[key] = link
         }
         if device.servicesResolved {
-            events.append(.deviceChanged(address, changed: [Property("ServicesResolved", .bool(false))], invalidated: []))
+            events.append(
+                .deviceChanged(address, changed: [Property("ServicesResolved", .bool(false))], invalidated: []))
         }
         device.servicesResolved = false
         device.connected = false
@@ -237,7 +261,9 @@ extension SimWorld {
     }
 
     /// A notification of `value` on `valueHandle` over link `key`.
-    mutating func notify(_ key: LinkKey, _ server: GATTServer, _ valueHandle: UInt16, _ value: [UInt8]) -> [AdapterEvent] {
+    mutating func notify(
+        _ key: LinkKey, _ server: GATTServer, _ valueHandle: UInt16, _ value: [UInt8]
+    ) -> [AdapterEvent] {
         guard var link = links[key], link.connected, link.resolved,
             let path = GATTObjects.characteristicPath(
                 valueHandle: valueHandle, devicePath: adapters[key.adapter].devicePath(key.address), in: server)
@@ -249,7 +275,8 @@ extension SimWorld {
             links[key] = link
             events.append(
                 .objectChanged(
-                    path: path, interface: BlueZInterface.gattCharacteristic, changed: [Property("Value", .bytes(value))],
+                    path: path, interface: BlueZInterface.gattCharacteristic,
+                    changed: [Property("Value", .bytes(value))],
                     invalidated: []))
         }
         return events

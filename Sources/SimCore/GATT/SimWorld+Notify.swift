@@ -5,7 +5,8 @@ import GATT
 extension SimWorld {
     private mutating func subscription(_ path: String) throws(BlueZError) -> (Located, GATTServer.Characteristic) {
         let located = try locate(attribute: path)
-        guard case .characteristic(let handle) = located.target, let chrc = located.server.characteristic(valueHandle: handle)
+        guard case .characteristic(let handle) = located.target,
+            let chrc = located.server.characteristic(valueHandle: handle)
         else { throw BluetoothdError.notSupported }
         return (located, chrc)
     }
