@@ -76,7 +76,7 @@ let package = Package(
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "BlectlTests", dependencies: [core, "ControlProtocol", "bleagent", "blectl"],
-            swiftSettings: strict),
+            exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "BlesimTests", dependencies: [core], exclude: ["Fixtures"], swiftSettings: strict),
