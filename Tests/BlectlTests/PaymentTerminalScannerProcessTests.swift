@@ -113,7 +113,8 @@ struct PaymentTerminalScannerProcessTests {
         #expect(events.waitForStderr(containing: "streaming events"))
 
         let paying = try Child(
-            "\(buildDirectory)/blectl", socket + ["call", "pos.pay", #"{"amount":4200,"currency":"EUR","reference":"drop"}"#])
+            "\(buildDirectory)/blectl",
+            socket + ["call", "pos.pay", #"{"amount":4200,"currency":"EUR","reference":"drop"}"#])
         // The request is written and acknowledged (journal `sent`), the final status is 1.5 s away: drop the link.
         #expect(events.waitForStdout(containing: #""phase":"sent""#))
         let dropped = try Child(

@@ -126,6 +126,10 @@ extension ScannerEngine {
             }
         }
         do {
+            // A fresh subscription on every link: after a reconnect the manager restores the wanted
+            // subscription in the background, and setNotifyValue(true) alone would return before
+            // the StartNotify, so a status query's answer could be indicated to nobody.
+            if peripheral.isNotifying(status) { try? await peripheral.setNotifyValue(false, for: status) }
             try await peripheral.setNotifyValue(true, for: status)
         } catch {
             listener.cancel()
