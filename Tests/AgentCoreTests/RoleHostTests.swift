@@ -24,7 +24,7 @@ struct RoleHostTests {
         ]
         await host.apply(try hostConfig(role: .central, plugins: plugins, stateDirectory: directory.path), trigger: "t")
         #expect(host.status == RoleStatus(phase: .running, role: .central, plugin: "Diagnostics"))
-        #expect(registry.methods == ["diag.echo", "diag.ping"])
+        #expect(registry.methods == ["diag.ble", "diag.echo", "diag.ping"])
         let pong = try await callMethod(registry, "diag.ping")
         #expect(pong == ["pong": true, "plugin": "Diagnostics", "role": "central", "starts": 1])
         #expect(try await callMethod(registry, "diag.echo", ["x": [1]]) == ["x": [1]])
@@ -84,11 +84,11 @@ struct RoleHostTests {
         #expect(failed?.data["roleState"]?["reason"] == .string(reason))
 
         let missing = try hostConfig(
-            role: .central, plugins: [.central: ("PaymentTerminalScanner", [:])], stateDirectory: directory.path)
+            role: .central, plugins: [.central: ("NoSuchPlugin", [:])], stateDirectory: directory.path)
         await host.apply(missing, trigger: "SIGHUP")
         #expect(
             host.status.reason
-                == "cannot load plugin \"PaymentTerminalScanner\": no plugin file \(buildDirectory)/libPaymentTerminalScanner.so"
+                == "cannot load plugin \"NoSuchPlugin\": no plugin file \(buildDirectory)/libNoSuchPlugin.so"
         )
 
         let good = try hostConfig(
