@@ -27,9 +27,11 @@ struct Rig {
     static let level = LocalCharacteristic(service: .battery, uuid: .batteryLevel)
     static let levelPath = "/service0/char0"
 
-    static func start(_ bus: PrivateBus) async throws -> Rig {
+    static func start(
+        _ bus: PrivateBus, options: BlueZPeripheralBackend.Options = .init()
+    ) async throws -> Rig {
         let fake = try await FakeBluetoothd.start(on: bus)
-        let backend = try await BlueZPeripheralBackend.start(connection: try await bus.connect())
+        let backend = try await BlueZPeripheralBackend.start(connection: try await bus.connect(), options: options)
         let manager = PeripheralManager(backend: backend, options: .init(adapter: FakeBluetoothd.adapter.rawValue))
         for await state in manager.stateUpdates() where state == .poweredOn { break }
         return Rig(bus: bus, fake: fake, backend: backend, manager: manager)
@@ -44,6 +46,15 @@ func applicationRegistered(_ events: inout AsyncStream<FakeBluetoothd.Event>.Ite
     return nil
 }
 
+/// The next advertisement registration, passing over application (re-)registrations,
+/// which the manager may repeat when it learns the adapter's state.
+func advertisementRegistered(_ events: inout AsyncStream<FakeBluetoothd.Event>.Iterator) async -> DBusValue? {
+    while let event = await events.next() {
+        if case .advertisementRegistered(_, let properties) = event { return properties }
+    }
+    return nil
+}
+
 func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
     let stream = manager.requests()
     return Task {
@@ -52,7 +63,7 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
     }
 }
 
-@Suite struct PeripheralBackendTests {
+@Suite(.timeLimit(.minutes(1))) struct PeripheralBackendTests {
     @Test func exportsTheApplicationTreeThatBluetoothdReadsBeforeReplying() async throws {
         try await PrivateBus.with { bus in
             let rig = try await Rig.start(bus)
@@ -217,8 +228,10 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
             var events = rig.fake.events.makeAsyncIterator()
             try await rig.manager.add(Rig.battery)
             _ = try #require(await applicationRegistered(&events))
+            let instances = try await rig.backend.advertisingInstances(adapter: FakeBluetoothd.adapter.rawValue)
+            #expect(instances.supported == 5 && instances.active == 0)
             try await rig.manager.startAdvertising(AdvertisingData(serviceUUIDs: [.battery], localName: "bat"))
-            guard case .advertisementRegistered(_, let properties) = await events.next() else {
+            guard let properties = await advertisementRegistered(&events) else {
                 Issue.record("no RegisterAdvertisement")
                 return
             }
@@ -261,6 +274,31 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
                 if case .applicationUnregistered = event { unregistered.insert("application") }
             }
             #expect(unregistered == ["advertisement", "application"])
+        }
+    }
+
+    @Test func aFullTransmitQueueRefusesUpdatesUntilBluetoothdConfirmsAnIndication() async throws {
+        try await PrivateBus.with { bus in
+            let rig = try await Rig.start(bus, options: .init(transmitQueueLimit: 1))
+            var events = rig.fake.events.makeAsyncIterator()
+            let alert = BluetoothUUID(uuid16: 0x2A06)
+            try await rig.manager.add(
+                GATTService(uuid: .battery, characteristics: [GATTCharacteristic(uuid: alert, properties: [.indicate])])
+            )
+            let root = try #require(await applicationRegistered(&events)).0
+            let path = try ObjectPath(root.rawValue + Rig.levelPath)
+            let characteristic = LocalCharacteristic(service: .battery, uuid: alert)
+            let subscriptions = rig.manager.subscriptionEvents()
+            _ = try await rig.fake.callApplication(path, "StartNotify")
+            for await _ in subscriptions { break }
+            let ready = rig.manager.readyToUpdate()
+            #expect(rig.manager.updateValue([1], for: characteristic))
+            // The indication holds the only slot until bluetoothd confirms it.
+            #expect(!rig.manager.updateValue([2], for: characteristic))
+            _ = try await rig.fake.callApplication(path, "Confirm")
+            for await _ in ready { break }
+            #expect(rig.manager.updateValue([2], for: characteristic))
+            await rig.backend.shutdown()
         }
     }
 }

@@ -4,7 +4,8 @@ bluetoothd on its own adapter, knows nothing of bleagent's code).
 
 Scans on --adapter (hci1) until a device advertises --name with the Battery
 service UUID, connects, waits for ServicesResolved, then checks:
-  read Battery Level == 100; three notifications 99, 98, 97;
+  read Battery Level == 100; notify on, write "notify" to the echo
+  characteristic and receive three notifications 99, 98, 97;
   write "ping" to the echo characteristic and read it back;
   read the failing characteristic -> error (ATT 0x80 surfaces as
   org.bluez.Error.Failed "Operation failed with ATT error: 0x80").
@@ -94,7 +95,19 @@ def main():
         state['device'] = find_device()
         return state['device'] is not None
 
+    def rescan():
+        # the emulated air sometimes delivers nothing to a fresh scan: start it again
+        try:
+            adapter_iface.StopDiscovery()
+        except dbus.exceptions.DBusException:
+            pass
+        adapter_iface.StartDiscovery()
+        log('scan restarted')
+        return True
+
+    rescan_timer = GLib.timeout_add_seconds(15, rescan)
     wait_until(found, 'the advertisement')
+    GLib.source_remove(rescan_timer)
     dev_path = state['device']
     dev_props = objects()[dbus.ObjectPath(dev_path)]['org.bluez.Device1']
     log('found', dev_path, 'name', str(dev_props.get('Name')), 'uuids', [str(u) for u in dev_props['UUIDs']])
@@ -130,6 +143,8 @@ def main():
                             path=chars[LEVEL], path_keyword='path')
     char(LEVEL).StartNotify()
     log('notify on')
+    # the peripheral notifies when asked through the echo characteristic
+    char(ECHO).WriteValue(dbus.Array(b'notify', signature='y'), {'type': 'request'})
     wait_until(lambda: len(state['notifications']) >= 3, 'three notifications')
     ok &= state['notifications'][:3] == [bytes([99]), bytes([98]), bytes([97])]
 

@@ -5,8 +5,10 @@
 // service (...abc0) with an echo characteristic (...abc1, read + write: a
 // write is logged and read back) and a failing one (...abc2, read: answered
 // with ATT application error 0x80). Advertises "--name" and 0x180F. When a
-// central subscribes to Battery Level it sends three notifications (99, 98,
-// 97). Every step is printed with a PROBE prefix. It stops (unregistering the
+// central writes "notify" to the echo characteristic it sends three Battery
+// Level notifications (99, 98, 97): bluetoothd's own battery plugin on the
+// central's side subscribes at connection, before a test client does, so a
+// notification sent on subscription could arrive before the client listens. Every step is printed with a PROBE prefix. It stops (unregistering the
 // advertisement and the application) when stdin closes.
 import BLE
 import BlueZ
@@ -17,9 +19,11 @@ import GATT
     import Glibc
 #endif
 
+/// One line on stdout, written at once (not through stdio: `fflush(NULL)`
+/// would wait for the lock of stdin, held by the thread blocked reading it).
 func log(_ text: String) {
-    print("PROBE \(text)")
-    fflush(nil)
+    let line = Array("PROBE \(text)\n".utf8)
+    line.withUnsafeBytes { _ = write(1, $0.baseAddress, $0.count) }
 }
 
 var adapter = "/org/bluez/hci0"
@@ -79,6 +83,17 @@ do {
     exit(1)
 }
 
+/// Three Battery Level notifications (99, 98, 97), waiting for room in the
+/// transmit queue when it is full.
+func notifyBatteryLevels() async {
+    for level: UInt8 in [99, 98, 97] {
+        while !manager.updateValue([level], for: batteryLevel) {
+            for await _ in manager.readyToUpdate() { break }
+        }
+        log("notified \(level)")
+    }
+}
+
 let requests = Task {
     var echo: [UInt8] = Array("hello".utf8)
     for await request in manager.requests() {
@@ -95,6 +110,7 @@ let requests = Task {
             log("write \(what.shortString) value \"\(text)\" offset \(request.offset) from \(request.central)")
             echo = request.value
             request.respond()
+            if text == "notify" { await notifyBatteryLevels() }
         }
     }
 }
@@ -104,13 +120,6 @@ let notifier = Task {
         switch event {
         case .subscribed(_, let characteristic, _):
             log("subscribed \(characteristic)")
-            guard characteristic == batteryLevel else { continue }
-            for level: UInt8 in [99, 98, 97] {
-                while !manager.updateValue([level], for: batteryLevel) {
-                    for await _ in manager.readyToUpdate() { break }
-                }
-                log("notified \(level)")
-            }
         case .unsubscribed(_, let characteristic):
             log("unsubscribed \(characteristic)")
         }
@@ -124,18 +133,11 @@ final class StdinWatch: Sendable {
     let done: CheckedContinuation<Void, Never>
     init(_ done: CheckedContinuation<Void, Never>) { self.done = done }
 }
-await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+/// Starts the thread; it resumes `done` at end of input.
+nonisolated func watchStdin(_ done: CheckedContinuation<Void, Never>) {
     let watch = Unmanaged.passRetained(StdinWatch(done)).toOpaque()
     var thread = pthread_t()
-    let status = pthread_create(
-        &thread, nil,
-        { raw in
-            guard let raw else { return nil }
-            let watch = Unmanaged<StdinWatch>.fromOpaque(raw).takeRetainedValue()
-            while let line = readLine() { log("stdin: \(line)") }
-            watch.done.resume()
-            return nil
-        }, watch)
+    let status = pthread_create(&thread, nil, readStdinUntilClosed, watch)
     if status == 0 {
         pthread_detach(thread)
     } else {
@@ -144,6 +146,16 @@ await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
         done.resume()
     }
 }
+
+nonisolated func readStdinUntilClosed(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    guard let raw else { return nil }
+    let watch = Unmanaged<StdinWatch>.fromOpaque(raw).takeRetainedValue()
+    while let line = readLine() { log("stdin: \(line)") }
+    watch.done.resume()
+    return nil
+}
+
+await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in watchStdin(done) }
 log("stopping")
 try? await manager.stopAdvertising()
 await backend.shutdown()

@@ -65,8 +65,14 @@ extension BlueZPeripheralBackend {
         } catch {
             throw BLEError(.failed, message: "exporting the advertisement: \(error)")
         }
-        state.withLock { $0.advertisement = Advertisement(adapter: adapter, path: path, registered: false) }
         _ = await bluetoothdName()
+        // No free instance: say so plainly instead of bluetoothd's "Maximum advertisements reached".
+        if let instances = try? await advertisingInstances(adapter: adapter), instances.supported == 0 {
+            try? connection.objects.unexport(path)
+            throw BLEError(
+                .failed, message: "no free advertising instance on \(adapter) (\(instances.active) active)")
+        }
+        state.withLock { $0.advertisement = Advertisement(adapter: adapter, path: path, registered: false) }
         do {
             _ = try await callBluetoothd(
                 adapterPath, Self.advertisingManager, "RegisterAdvertisement",
@@ -118,6 +124,23 @@ extension BlueZPeripheralBackend {
             try? connection.objects.unexport(path)
         }
         continuation.yield(.advertisementReleased)
+    }
+
+    /// LEAdvertisingManager1's `SupportedInstances` (free advertising slots,
+    /// as bluetoothd counts them) and `ActiveInstances` on `adapter`.
+    public func advertisingInstances(adapter: String) async throws(BLEError) -> (supported: Int, active: Int) {
+        do {
+            let path = try ObjectPath(adapter)
+            let reply = try await callBluetoothd(
+                path, "org.freedesktop.DBus.Properties", "GetAll", [.string(Self.advertisingManager)])
+            let properties = try reply.arguments().first
+            return (
+                Int(properties?["SupportedInstances"]?.integerValue ?? 0),
+                Int(properties?["ActiveInstances"]?.integerValue ?? 0)
+            )
+        } catch {
+            throw PeripheralErrors.bleError(error, doing: "reading LEAdvertisingManager1")
+        }
     }
 
     /// The current owner of bluetoothd's name (looked up when not known yet).
