@@ -10,6 +10,7 @@ let package = Package(
         // Role plugins: each a shared library the agent loads from its plugin
         // directory (docs/plugins.md), linking the core by product only.
         .library(name: "Diagnostics", type: .dynamic, targets: ["Diagnostics"]),
+        .library(name: "PaymentTerminalScanner", type: .dynamic, targets: ["PaymentTerminalScanner"]),
         // Test fixtures for the plugin loader, built beside the real plugins.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
         .library(name: "PeripheralOnlyPlugin", type: .dynamic, targets: ["PeripheralOnlyPlugin"]),
@@ -39,8 +40,8 @@ let package = Package(
         // plugin product with entry points once the BLE API is in the core.
         .target(
             name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", swiftSettings: strict),
-        // The payment-terminal scanner's pure logic (terminal table, journal, reconciliation, pos.*
-        // params); becomes a .dynamic plugin product with an entry point once the BLE API lands.
+        // The payment-terminal scanner (central role plugin): the pure parts (terminal table, journal,
+        // reconciliation, pos.* params) and the shell that drives them over the BLE API.
         .target(
             name: "PaymentTerminalScanner", dependencies: [core], path: "plugins/PaymentTerminalScanner",
             swiftSettings: strict),
@@ -75,7 +76,7 @@ let package = Package(
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "BlectlTests", dependencies: [core, "ControlProtocol", "bleagent", "blectl"],
-            swiftSettings: strict),
+            exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "BlesimTests", dependencies: [core], exclude: ["Fixtures"], swiftSettings: strict),

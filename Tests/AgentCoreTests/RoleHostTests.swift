@@ -84,11 +84,11 @@ struct RoleHostTests {
         #expect(failed?.data["roleState"]?["reason"] == .string(reason))
 
         let missing = try hostConfig(
-            role: .central, plugins: [.central: ("PaymentTerminalScanner", [:])], stateDirectory: directory.path)
+            role: .central, plugins: [.central: ("NoSuchPlugin", [:])], stateDirectory: directory.path)
         await host.apply(missing, trigger: "SIGHUP")
         #expect(
             host.status.reason
-                == "cannot load plugin \"PaymentTerminalScanner\": no plugin file \(buildDirectory)/libPaymentTerminalScanner.so"
+                == "cannot load plugin \"NoSuchPlugin\": no plugin file \(buildDirectory)/libNoSuchPlugin.so"
         )
 
         let good = try hostConfig(

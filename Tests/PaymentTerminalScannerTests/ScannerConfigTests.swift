@@ -1,0 +1,46 @@
+import JSON
+import PaymentTerminalScanner
+import RoleKit
+import Testing
+
+@Suite("Scanner config (roles.central.config)")
+struct ScannerConfigTests {
+    @Test(
+        "the fields set the selection policy, the payment deadline and the journal's name; absent fields keep the defaults"
+    )
+    func fields() throws {
+        let config = try ScannerConfig(
+            json: try JSON(
+                parsing:
+                    #"{"rssiThreshold": -70, "margin": 4, "dwell": 2.5, "paymentDeadlineSeconds": 12, "journal": "lane.log"}"#
+            ))
+        #expect(config.policy.thresholdDBm == -70)
+        #expect(config.policy.marginDB == 4)
+        #expect(config.policy.dwell == .milliseconds(2500))
+        #expect(config.paymentDeadlineSeconds == 12)
+        #expect(config.journal == "lane.log")
+        let defaults = try ScannerConfig(json: .null)
+        #expect(defaults == ScannerConfig())
+        #expect(try ScannerConfig(json: JSON(parsing: "{}")) == ScannerConfig())
+    }
+
+    @Test("an unknown field, a value out of range or a journal name with a path is an error naming the field")
+    func errors() throws {
+        let cases: [(String, String)] = [
+            (#"{"rssi": -70}"#, "rssi"),
+            (#"{"rssiThreshold": "near"}"#, "rssiThreshold"),
+            (#"{"margin": -1}"#, "margin"),
+            (#"{"paymentDeadlineSeconds": 0}"#, "paymentDeadlineSeconds"),
+            (#"{"journal": "../escape"}"#, "journal"),
+            (#"[1]"#, ""),
+        ]
+        for (text, path) in cases {
+            #expect(throws: PluginConfigError.self, "\(text)") { try ScannerConfig(json: JSON(parsing: text)) }
+            do {
+                _ = try ScannerConfig(json: JSON(parsing: text))
+            } catch let error as PluginConfigError {
+                #expect(error.path == path, "\(text)")
+            }
+        }
+    }
+}

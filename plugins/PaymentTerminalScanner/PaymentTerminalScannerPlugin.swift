@@ -1,0 +1,82 @@
+import BLE
+import JSON
+import PaymentTerminalProfile
+import RoleKit
+import Synchronization
+
+/// The point-of-sale lane (central role): scans for payment terminals,
+/// chooses the nearest, connects to it and serves pos.* (docs/profiles/payment-terminal.md).
+final class PaymentTerminalScannerPlugin: RolePlugin {
+    private let context: RoleContext
+    private let central: CentralManager
+    private let config: ScannerConfig
+    private let running = Mutex<(engine: ScannerEngine?, tasks: [Task<Void, Never>])>((nil, []))
+
+    init(context: RoleContext) throws {
+        self.context = context
+        self.central = try context.central()
+        self.config = try ScannerConfig(json: context.config)
+    }
+
+    func start() async throws {
+        let engine = try ScannerEngine(central: central, config: config, context: context)
+        try register(engine)
+        let central = self.central
+        let logger = context.logger
+        let scanning = Task {
+            while !Task.isCancelled {
+                for await state in central.stateUpdates() where state == .poweredOn { break }
+                guard !Task.isCancelled else { return }
+                do {
+                    let discoveries = try central.scanForPeripherals(
+                        withServices: [PaymentTerminalProfile.serviceUUID], options: ScanOptions(allowDuplicates: true))
+                    logger.info("scanning for payment terminals")
+                    for await found in discoveries { await engine.observe(found) }
+                } catch {
+                    logger.warning("cannot scan: \(error)")
+                }
+                // The scan ended (power off, bluetoothd gone): wait for poweredOn again.
+                for await state in central.stateUpdates() where state != .poweredOn { break }
+            }
+        }
+        let ticking = Task {
+            while (try? await Task.sleep(for: .milliseconds(500))) != nil { await engine.tick() }
+        }
+        running.withLock { $0 = (engine, [scanning, ticking]) }
+        context.logger.info(
+            "started: threshold \(config.rssiThreshold) dBm, margin \(config.margin) dB, dwell \(config.dwellSeconds) s"
+        )
+    }
+
+    func stop() async {
+        let (engine, tasks) = running.withLock { running in
+            defer { running = (nil, []) }
+            return running
+        }
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+        await engine?.shutdown()
+        context.logger.info("stopped")
+    }
+
+    private func register(_ engine: ScannerEngine) throws {
+        let methods = context.methods
+        try methods.register(PosMethod.terminals.rawValue) { call in
+            try posValidateNoParams(call.params)
+            return await engine.terminalsJSON()
+        }
+        try methods.register(PosMethod.select.rawValue) { call in
+            try await engine.select(try PosSelectParams(params: call.params))
+        }
+        try methods.register(PosMethod.release.rawValue) { call in
+            try posValidateNoParams(call.params)
+            return await engine.release()
+        }
+        try methods.register(PosMethod.transactions.rawValue) { call in
+            await engine.transactionsJSON(try PosTransactionsParams(params: call.params))
+        }
+        try methods.register(PosMethod.pay.rawValue) { call in
+            try await engine.pay(try PosPayParams(params: call.params))
+        }
+    }
+}

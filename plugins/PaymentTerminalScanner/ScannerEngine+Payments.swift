@@ -1,0 +1,140 @@
+import BLE
+import GATT
+import Glibc
+import JSON
+import PaymentTerminalProfile
+import RoleKit
+
+extension ScannerEngine {
+    /// pos.pay: journal `accepted` (synced) before anything is sent, write the
+    /// request, journal `sent`, wait for the final status up to the deadline.
+    func pay(_ params: PosPayParams) async throws(PluginMethodError) -> JSON {
+        guard let session = link?.session else {
+            throw table.selected == nil
+                ? PosError.noTerminal()
+                : PluginMethodError(code: 1001, "the selected terminal is not connected yet")
+        }
+        let id = TransactionID.random()
+        guard let request = params.request(id: id) else { throw .invalidParams("params: not a valid payment") }
+        do {
+            try record(.accepted(request, terminal: session.terminalID, atMilliseconds: Self.epochMilliseconds()))
+        } catch {
+            throw PosError.journalUnavailable("\(error)")
+        }
+        logger.info("payment \(id): \(request.amount) \(request.currency) \"\(request.reference)\" accepted")
+        let (outcomes, waiter) = AsyncStream<PaymentOutcome>.makeStream(bufferingPolicy: .unbounded)
+        waiters[id] = waiter
+        defer { waiters[id] = nil }
+        let deadline = Duration.milliseconds(Int64(config.paymentDeadlineSeconds * 1000))
+        let timer = Task {
+            try? await Task.sleep(for: deadline)
+            waiter.yield(.lost("deadline passed"))
+        }
+        defer { timer.cancel() }
+        do {
+            try await session.peripheral.writeValue(request.encoded(), for: session.paymentRequest, type: .withResponse)
+            if state.payments[id]?.phase != .final { try? record(.sent(id, attempt: 1)) }
+        } catch {
+            if case .notPermitted(let att) = error.code,
+                case .settle(let final) = ReconciliationPlanner.step(for: id, in: state, writeError: att)
+            {
+                try? record(final)
+                logger.warning("payment \(id): the terminal refused it (ATT \(att))")
+                throw PosError.terminalRefused(id, code: att.rawValue)
+            }
+            waiter.yield(.lost("write failed: \(error)"))
+        }
+        var outcome = PaymentOutcome.lost("agent stopping")
+        for await next in outcomes {
+            outcome = next
+            break
+        }
+        if case .lost(let why) = outcome, state.payments[id]?.phase != .final {
+            try? record(.reconciling(id, why: why))
+            logger.warning("payment \(id): outcome unknown (\(why)); reconciling")
+            throw PosError.paymentUnknown(id, why: why)
+        }
+        guard let entry = state.payments[id] else { throw PosError.paymentUnknown(id, why: "not in the journal") }
+        return posPaymentJSON(entry)
+    }
+
+    /// A Transaction Status indication from the terminal `terminalID`.
+    func received(_ value: [UInt8], from terminalID: String) async {
+        let status: TransactionStatus
+        do {
+            status = try TransactionStatus(decoding: value)
+        } catch {
+            logger.warning("terminal \(terminalID) sent a bad Transaction Status: \(error)")
+            return
+        }
+        let id = status.transactionID
+        switch ReconciliationPlanner.step(for: id, in: state, answer: status, from: terminalID) {
+        case .settle(let final):
+            do {
+                try record(final)
+            } catch {
+                logger.error("payment \(id): cannot journal the final status: \(error)")
+                return
+            }
+            logger.info("payment \(id): \(status.state)\(status.authorizationCode.map { " (\($0))" } ?? "")")
+            waiters[id]?.yield(.final)
+        case .resend(let request, let attempt):
+            guard let session = link?.session, session.terminalID == terminalID else { return }
+            logger.info("payment \(id): the terminal never received it; sending it again (attempt \(attempt))")
+            do {
+                try await session.peripheral.writeValue(
+                    request.encoded(), for: session.paymentRequest, type: .withResponse)
+                if state.payments[id]?.phase != .final { try? record(.sent(id, attempt: attempt)) }
+            } catch {
+                logger.warning("payment \(id): resending failed: \(error)")
+            }
+        case .wait, .ignore:
+            return
+        }
+    }
+
+    /// Queries every unsettled payment of `terminalID` by its transaction id.
+    func reconcile(terminalID: String) async {
+        let ids = ReconciliationPlanner.queries(in: state, terminal: terminalID)
+        guard !ids.isEmpty else { return }
+        logger.info("reconciling \(ids.count) payment(s) with terminal \(terminalID)")
+        for id in ids {
+            guard let session = link?.session, session.terminalID == terminalID else { return }
+            do {
+                try await session.peripheral.writeValue(
+                    StatusQuery(transactionID: id).encoded(), for: session.statusQuery, type: .withResponse)
+            } catch {
+                logger.warning("payment \(id): status query failed: \(error)")
+            }
+        }
+    }
+
+    /// pos.terminals.
+    func terminalsJSON() -> JSON { posTerminalsJSON(table) }
+
+    /// pos.transactions.
+    func transactionsJSON(_ params: PosTransactionsParams) -> JSON { params.result(state) }
+
+    /// pos.select: pin a terminal named by id, terminal id or advertised name.
+    func select(_ params: PosSelectParams) throws(PluginMethodError) -> JSON {
+        guard let key = table.resolve(params.terminal) else { throw PosError.unknownTerminal(params.terminal) }
+        let before = table.selected
+        _ = table.select(key, at: now)
+        choiceMayHaveChanged(from: before)
+        return posTerminalsJSON(table)["terminals"]?.arrayValue?.first { $0["id"] == .string(key) } ?? .null
+    }
+
+    /// pos.release: drop the choice until the next select.
+    func release() -> JSON {
+        let before = table.selected
+        table.release()
+        choiceMayHaveChanged(from: before)
+        return ["selected": .null]
+    }
+
+    static func epochMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}

@@ -1,0 +1,125 @@
+import BLE
+import JSON
+import PaymentTerminalProfile
+import RoleKit
+
+/// The scanner's one owner of state: the terminal table, the journal and its
+/// replayed state, the link to the chosen terminal and the payments waiting
+/// for their final status. The BLE streams feed it; the pos.* methods ask it.
+actor ScannerEngine {
+    let central: CentralManager
+    let config: ScannerConfig
+    let logger: PluginLogger
+    let events: any PluginEventSink
+    var table: TerminalTable
+    var state: JournalState
+    let journal: PaymentJournal
+    /// The table's ids (peripheral identifiers' text) to the identifiers.
+    var identifiers: [String: PeripheralIdentifier] = [:]
+    /// The link to the chosen terminal, while one is chosen.
+    var link: TerminalLink?
+    /// pos.pay calls waiting for their payment's final status.
+    var waiters: [TransactionID: AsyncStream<PaymentOutcome>.Continuation] = [:]
+    private let origin = ContinuousClock.now
+
+    init(central: CentralManager, config: ScannerConfig, context: RoleContext) throws(JournalError) {
+        self.central = central
+        self.config = config
+        self.logger = context.logger
+        self.events = context.events
+        self.table = TerminalTable(policy: config.policy)
+        let (journal, contents) = try PaymentJournal.open(path: "\(context.state.directory)/\(config.journal)")
+        self.journal = journal
+        var state = JournalState(replaying: contents.records)
+        // After a restart nothing in flight is known: every unsettled payment is reconciling.
+        for record in ReconciliationPlanner.markUnknown(in: state, why: "restart") {
+            try journal.append(record)
+            state.apply(record)
+        }
+        self.state = state
+    }
+
+    /// Monotonic time since the engine started, the table's clock.
+    var now: Duration { ContinuousClock.now - origin }
+
+    /// A discovery from the scan: update the table and the choice.
+    func observe(_ found: Discovery) {
+        let key = found.identifier.uuidString
+        identifiers[key] = found.identifier
+        guard let rssi = found.rssi else { return }
+        let before = table.selected
+        let isNew = table.entry(key) == nil
+        let name = found.name ?? found.advertisement.localName
+        table.observe(id: key, name: name, rssi: rssi, at: now)
+        if isNew {
+            logger.info("terminal found: \(describe(key)), RSSI \(rssi) dBm")
+            events.emit(
+                "terminal-found",
+                ["terminal": .string(key), "name": name.map(JSON.string) ?? .null, "rssi": .int(Int64(rssi))])
+        }
+        choiceMayHaveChanged(from: before)
+    }
+
+    /// Re-evaluates the choice with time passing (expiry, dwell).
+    func tick() {
+        let before = table.selected
+        table.tick(at: now)
+        choiceMayHaveChanged(from: before)
+    }
+
+    /// Emits the selection events and moves the link when the choice changed.
+    func choiceMayHaveChanged(from before: String?) {
+        let after = table.selected
+        guard before != after else { return }
+        if let before {
+            logger.info("terminal lost: \(describe(before))")
+            events.emit("terminal-lost", ["terminal": .string(before)])
+            dropLink()
+        }
+        if let after, let id = identifiers[after] {
+            let entry = table.entry(after)
+            logger.info(
+                "terminal selected: \(describe(after)), RSSI \(Int(entry?.smoothedRSSI.rounded() ?? 0)) dBm")
+            events.emit(
+                "terminal-selected",
+                [
+                    "terminal": .string(after), "name": entry?.name.map(JSON.string) ?? .null,
+                    "rssi": .int(Int64(entry?.smoothedRSSI.rounded() ?? 0)),
+                ])
+            startLink(key: after, identifier: id)
+        }
+    }
+
+    func describe(_ key: String) -> String {
+        if let name = table.entry(key)?.name { return "\(name) (\(key))" }
+        return key
+    }
+
+    /// Appends a record (written and fsync'ed) and applies it to the state.
+    func record(_ record: JournalRecord) throws(JournalError) {
+        try journal.append(record)
+        state.apply(record)
+        guard let entry = state.payments[record.transactionID] else { return }
+        var data: JSONObject = [
+            "transactionId": .string(entry.transactionID.uuidString), "phase": .string(entry.phase.rawValue),
+            "terminal": .string(entry.terminal),
+        ]
+        if let status = entry.finalStatus { data["state"] = .string(status.state.description) }
+        if let why = entry.reconcilingReason, entry.phase == .reconciling { data["reconciling"] = .string(why) }
+        events.emit("payment", .object(data))
+    }
+
+    /// Stops everything: the link, and every waiting pos.pay (as link lost).
+    func shutdown() async {
+        dropLink()
+        for waiter in waiters.values { waiter.yield(.lost("agent stopping")) }
+    }
+}
+
+/// How a waiting payment ended.
+enum PaymentOutcome: Sendable {
+    /// The terminal reported a final status (already journalled).
+    case final
+    /// The link dropped or the deadline passed: the outcome is unknown.
+    case lost(String)
+}
