@@ -20,3 +20,6 @@ log "swift test"
 # deadline) while an in-process server needs the other could starve it.
 # Seen once under load as a cascade of 60 s time limits; serial runs take ~40 s.
 swift test --skip-build --disable-xctest --no-parallel
+
+log "the README's run command, bounded"
+scripts/run.sh --duration 3
