@@ -61,12 +61,14 @@ let package = Package(
         // blesim: pure simulation logic (no I/O) and the executable serving org.bluez.
         .target(name: "SimCore", dependencies: [core], swiftSettings: strict),
         .executableTarget(name: "blesim", dependencies: ["SimCore", core], swiftSettings: strict),
+        // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
+        .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
-        .testTarget(name: "DBusTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
-        .testTarget(name: "BlueZCentralTests", dependencies: [core], swiftSettings: strict),
-        .testTarget(name: "BlueZPeripheralTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(name: "BlueZCentralTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "BlueZPeripheralTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
         .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
         .testTarget(

@@ -1,4 +1,5 @@
 import Glibc
+import TestSupport
 
 /// The built blesim binary (`.build/debug/blesim`, or `$BLESIM`) serving on a
 /// private bus; ready once it printed its `blesim: ready` line (read on its

@@ -2,6 +2,7 @@ import BLE
 import BlueZ
 import DBus
 import GATT
+import TestSupport
 import Testing
 
 @Suite("GATT through BlueZCentralBackend against a fake org.bluez", .timeLimit(.minutes(1)))

@@ -2,6 +2,7 @@ import BLE
 import BlueZ
 import DBus
 import GATT
+import TestSupport
 import Testing
 
 /// CentralManager over BlueZCentralBackend against blesim (the built binary)

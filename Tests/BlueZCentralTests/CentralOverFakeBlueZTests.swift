@@ -2,6 +2,7 @@ import BLE
 import BlueZ
 import DBus
 import GATT
+import TestSupport
 import Testing
 
 @Suite("CentralManager over BlueZCentralBackend on a private bus with a fake org.bluez", .timeLimit(.minutes(1)))

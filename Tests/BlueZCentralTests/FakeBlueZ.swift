@@ -1,6 +1,7 @@
 import BLE
 import DBus
 import Synchronization
+import TestSupport
 
 /// A minimal `org.bluez` on a private bus for the backend's host tests: one
 /// adapter (`/org/bluez/hci0`, powered) under an object manager at `/`;

@@ -2,6 +2,7 @@ import BLE
 import DBus
 import Glibc
 import Synchronization
+import TestSupport
 
 /// The GATT side of ``FakeBlueZ``: on Device1.Connect it exports one service
 /// with one characteristic (read, write, write-without-response, notify) and

@@ -2,6 +2,7 @@ import BLE
 import BlueZ
 import DBus
 import GATT
+import TestSupport
 import Testing
 
 /// A PeripheralManager over BlueZPeripheralBackend, on a private bus with a

@@ -1,4 +1,5 @@
 import DBus
+import TestSupport
 import Testing
 
 /// The `.bluez` style answers as bluetoothd (gdbus on libdbus) does; the texts are those recorded from bluetoothd

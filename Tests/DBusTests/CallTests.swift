@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import TestSupport
 import Testing
 
 @Suite("Method calls through a real bus")

@@ -1,4 +1,5 @@
 import DBus
+import TestSupport
 import Testing
 
 @Suite("org.freedesktop.DBus.ObjectManager and Introspectable")

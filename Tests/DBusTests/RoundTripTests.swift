@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import TestSupport
 import Testing
 
 @Suite("Every D-Bus type through a real bus")

@@ -4,9 +4,9 @@ import Glibc
 /// A private `dbus-daemon` for one test: a session-type bus listening in a fresh temporary directory, with the
 /// `org.freedesktop.DBus.Debug.Stats` interface reachable. The daemon prints its address on a pipe once it
 /// listens; `start()` waits for that line (an event, not a delay) and `stop()` kills and reaps the daemon.
-final class PrivateBus: Sendable {
-    let address: String
-    let directory: String
+public final class PrivateBus: Sendable {
+    public let address: String
+    public let directory: String
     private let pid: pid_t
 
     private init(address: String, directory: String, pid: pid_t) {
@@ -15,9 +15,9 @@ final class PrivateBus: Sendable {
         self.pid = pid
     }
 
-    enum Failure: Error { case setup(String) }
+    public enum Failure: Error { case setup(String) }
 
-    static func start() throws -> PrivateBus {
+    public static func start() throws -> PrivateBus {
         var template = Array("/tmp/bleagent-dbus-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure.setup("mkdtemp failed: \(errno)") }
         let directory = String(cString: made)
@@ -78,7 +78,7 @@ final class PrivateBus: Sendable {
     }
 
     /// Kills the daemon (every client sees its connection drop) and removes the directory.
-    func stop() {
+    public func stop() {
         kill(pid, SIGKILL)
         waitpid(pid, nil, 0)
         if let dir = opendir(directory) {
@@ -93,12 +93,12 @@ final class PrivateBus: Sendable {
         rmdir(directory)
     }
 
-    func connect() async throws -> DBusConnection {
+    public func connect() async throws -> DBusConnection {
         try await DBusConnection.connect(address: address)
     }
 
     /// Runs `body` with a fresh bus, always stopping it afterwards.
-    static func with<T>(_ body: (PrivateBus) async throws -> T) async throws -> T {
+    public static func with<T>(_ body: (PrivateBus) async throws -> T) async throws -> T {
         let bus = try await offPool { try PrivateBus.start() }
         defer { bus.stop() }
         return try await body(bus)
@@ -106,7 +106,7 @@ final class PrivateBus: Sendable {
 
     /// `GetConnectionStats(name)["MatchRules"]` from the daemon's Stats interface: the match rules the bus holds
     /// for that connection.
-    func matchRuleCount(of name: String, using connection: DBusConnection) async throws -> UInt32 {
+    public func matchRuleCount(of name: String, using connection: DBusConnection) async throws -> UInt32 {
         let reply = try await connection.call(
             destination: "org.freedesktop.DBus", path: try ObjectPath("/org/freedesktop/DBus"),
             interface: "org.freedesktop.DBus.Debug.Stats", member: "GetConnectionStats", arguments: [.string(name)])
@@ -117,7 +117,7 @@ final class PrivateBus: Sendable {
 
 /// Runs blocking work (spawning processes, reading their pipes) on a thread of its own, so that tests running in
 /// parallel never tie up the few threads of Swift's cooperative pool that D-Bus handlers need.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
         let job = OffPoolJob { continuation.resume(with: Result { try body() }) }
         let box = Unmanaged.passRetained(job).toOpaque()
@@ -144,13 +144,13 @@ private final class OffPoolJob: Sendable {
 }
 
 /// Runs a command line off the cooperative pool and returns its output and exit status.
-func tool(_ arguments: [String]) async throws -> (output: String, status: Int32) {
+public func tool(_ arguments: [String]) async throws -> (output: String, status: Int32) {
     try await offPool { try runTool(arguments) }
 }
 
 /// Runs a command line and returns its standard output and exit status (used to check our objects with the
 /// reference tools `busctl` and `dbus-send`).
-func runTool(_ arguments: [String]) throws -> (output: String, status: Int32) {
+public func runTool(_ arguments: [String]) throws -> (output: String, status: Int32) {
     let fds = try spawnPipe()
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -184,10 +184,12 @@ func runTool(_ arguments: [String]) throws -> (output: String, status: Int32) {
 
 /// Spawn attributes that give the child an empty signal mask and default handlers: threads of Swift's runtime block
 /// signals, and a child inheriting that mask would ignore the SIGTERM that stops it.
-struct SpawnAttributes {
-    var value = posix_spawnattr_t()
+public struct SpawnAttributes {
+    /// The attributes, for posix_spawn.
+    public var value = posix_spawnattr_t()
 
-    init() {
+    /// Children start with an empty signal mask and default dispositions.
+    public init() {
         posix_spawnattr_init(&value)
         var empty = sigset_t()
         sigemptyset(&empty)
@@ -198,19 +200,20 @@ struct SpawnAttributes {
         posix_spawnattr_setflags(&value, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     }
 
-    mutating func destroy() { posix_spawnattr_destroy(&value) }
+    /// Releases the attributes.
+    public mutating func destroy() { posix_spawnattr_destroy(&value) }
 }
 
 /// A pipe whose ends are close-on-exec and numbered 10 or above, so that tests spawning processes in parallel
 /// neither leak them into each other's children nor collide with the descriptors 1 to 3 being set up for a child.
-func spawnPipe() throws -> [Int32] {
+public func spawnPipe() throws -> [Int32] {
     var fds: [Int32] = [-1, -1]
     guard pipe(&fds) == 0 else { throw PrivateBus.Failure.setup("pipe failed") }
     return fds.map(movedAside)
 }
 
 /// `fd` duplicated to a close-on-exec descriptor numbered 10 or above (the original is closed).
-func movedAside(_ fd: Int32) -> Int32 {
+public func movedAside(_ fd: Int32) -> Int32 {
     let moved = fcntl(fd, F_DUPFD_CLOEXEC, 10)
     close(fd)
     return moved
