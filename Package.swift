@@ -82,5 +82,7 @@ let package = Package(
         .testTarget(
             name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "BlesimTests", dependencies: [core], exclude: ["Fixtures"], swiftSettings: strict),
+        // Bleak (PyPI) as a central against blesim: runs Tests/Bleak/central.py in .build/venv-bleak.
+        .testTarget(name: "BleakTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
     ]
 )

@@ -3,10 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
+. scripts/bleak-venv.sh
 ensure_setup
 
 log "swift format lint"
 swift format lint --strict --recursive Package.swift Core/Package.swift Core/Sources Sources Tests plugins docs/examples
+
+log "Bleak virtualenv for Tests/BleakTests (pinned; quick when present)"
+ensure_bleak_venv
 
 log "build (once, reused by the tests)"
 swift build --build-tests

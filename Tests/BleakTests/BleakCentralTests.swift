@@ -1,0 +1,48 @@
+import Glibc
+import TestSupport
+import Testing
+
+/// The virtualenv `scripts/bleak-venv.sh` creates (Bleak pinned there), or `$BLEAK_PYTHON`.
+private let python: String =
+    getenv("BLEAK_PYTHON").map { String(cString: $0) } ?? repositoryRoot + "/.build/venv-bleak/bin/python"
+
+/// In CI a missing virtualenv is a failure, never a silent skip; elsewhere the test is skipped with a message.
+private let bleakAvailable: Bool = {
+    if access(python, X_OK) == 0 { return true }
+    let inCI = getenv("CI").map { String(cString: $0) } == "true"
+    if !inCI {
+        print(
+            "BleakTests skipped: no \(python); run `. scripts/bleak-venv.sh && ensure_bleak_venv` (scripts/test.sh does)"
+        )
+    }
+    return inCI
+}()
+
+/// Bleak from PyPI, unmodified, against blesim on a private bus: Tests/Bleak/central.py with the scenario
+/// Tests/Bleak/heart-rate.json. The script checks each step and exits non-zero on the first failure; its output
+/// (one "ok:" line per step) is attached to the failure.
+@Test(
+    "Bleak scans with a service filter, connects, reads, writes with and without response, "
+        + "gets notifications through AcquireNotify and StartNotify, and disconnects",
+    .enabled(if: bleakAvailable), .timeLimit(.minutes(2)))
+func bleakCentralAgainstBlesim() async throws {
+    guard access(python, X_OK) == 0 else {
+        Issue.record("CI=true and no Bleak virtualenv at \(python): run scripts/bleak-venv.sh's ensure_bleak_venv")
+        return
+    }
+    try await PrivateBus.with { bus in
+        let sim = try await BlesimChild.start(
+            address: bus.address, scenario: repositoryRoot + "/Tests/Bleak/heart-rate.json")
+        defer { sim.stop() }
+        let (output, status) = try await tool([
+            "env", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", "PYTHONDONTWRITEBYTECODE=1", python,
+            repositoryRoot + "/Tests/Bleak/central.py",
+        ])
+        #expect(status == 0, "central.py failed:\n\(output)")
+        for step in [
+            "scan found", "read Battery Level", "write with response", "AcquireNotify:", "StartNotify:", "disconnected",
+        ] {
+            #expect(output.contains(step), "no '\(step)' in:\n\(output)")
+        }
+    }
+}
