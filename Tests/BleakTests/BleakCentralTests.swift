@@ -22,8 +22,7 @@ private let bleakAvailable: Bool = {
 /// Tests/Bleak/heart-rate.json. The script checks each step and exits non-zero on the first failure; its output
 /// (one "ok:" line per step) is attached to the failure.
 @Test(
-    "Bleak scans with a service filter, connects, reads, writes with and without response, "
-        + "gets notifications through AcquireNotify and StartNotify, and disconnects",
+    "Bleak scans with a service filter, connects, reads, writes with and without response, gets notifications through AcquireNotify and StartNotify, and disconnects",
     .enabled(if: bleakAvailable), .timeLimit(.minutes(2)))
 func bleakCentralAgainstBlesim() async throws {
     guard access(python, X_OK) == 0 else {

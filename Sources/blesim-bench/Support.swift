@@ -1,0 +1,97 @@
+import DBus
+import Foundation
+import Glibc
+import TestSupport
+
+/// blesim (`$BLESIM`) on a private bus with a generated scenario, ready once it printed its ready line.
+struct Sim {
+    let pid: pid_t
+    let output: Int32
+    let scenario: String
+
+    static func start(bus: PrivateBus, scenario text: String) async throws -> Sim {
+        let scenario = bus.directory + "/scenario.json"
+        try text.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let executable = ProcessInfo.processInfo.environment["BLESIM"] ?? ".build/release/blesim"
+        return try await offPool {
+            let fds = try spawnPipe()
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+            let arguments = [executable, "--address", bus.address, "--scenario", scenario]
+            var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+            defer { for pointer in argv { free(pointer) } }
+            var attributes = SpawnAttributes()
+            defer { attributes.destroy() }
+            var pid: pid_t = 0
+            guard posix_spawn(&pid, executable, &actions, &attributes.value, &argv, environ) == 0 else {
+                throw PrivateBus.Failure.setup("cannot start \(executable)")
+            }
+            close(fds[1])
+            var line: [UInt8] = []
+            var byte: UInt8 = 0
+            while read(fds[0], &byte, 1) == 1 {
+                guard byte == UInt8(ascii: "\n") else {
+                    line.append(byte)
+                    continue
+                }
+                if String(decoding: line, as: UTF8.self).hasPrefix("blesim: ready") {
+                    return Sim(pid: pid, output: fds[0], scenario: scenario)
+                }
+                line = []
+            }
+            kill(pid, SIGKILL)
+            waitpid(pid, nil, 0)
+            throw PrivateBus.Failure.setup("blesim did not become ready")
+        }
+    }
+
+    func stop() {
+        kill(pid, SIGTERM)
+        waitpid(pid, nil, 0)
+        close(output)
+    }
+}
+
+func adapter(_ connection: DBusConnection, _ member: String, _ arguments: [DBusValue] = []) async throws {
+    _ = try await connection.call(
+        destination: "org.bluez", path: ObjectPath("/org/bluez/hci0"), interface: "org.bluez.Adapter1",
+        member: member, arguments: arguments)
+}
+
+func characteristic(_ connection: DBusConnection, _ path: String, _ member: String) async throws {
+    _ = try await connection.call(
+        destination: "org.bluez", path: ObjectPath(path), interface: "org.bluez.GattCharacteristic1", member: member)
+}
+
+/// How many signals of `stream` satisfy `predicate` during the next `seconds` (the measurement window).
+func count(
+    _ stream: DBusSignalStream, seconds: Int, where predicate: @escaping @Sendable (DBusMessage) -> Bool
+) async throws -> Int {
+    let counter = Task { () -> Int in
+        var total = 0
+        for await message in stream where predicate(message) { total += 1 }
+        return total
+    }
+    try await Task.sleep(for: .seconds(seconds))
+    stream.finish()
+    return await counter.value
+}
+
+/// Packets read from the AcquireNotify sockets during `seconds`, waiting on poll (events, not sleeps).
+func readPackets(_ sockets: [Int32], seconds: Int) -> Int {
+    var polls = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+    var buffer = [UInt8](repeating: 0, count: 600)
+    var total = 0
+    let end = Date().addingTimeInterval(Double(seconds))
+    while true {
+        let left = end.timeIntervalSinceNow
+        guard left > 0 else { break }
+        guard poll(&polls, nfds_t(polls.count), Int32(left * 1000) + 1) > 0 else { continue }
+        for index in polls.indices where polls[index].revents & Int16(POLLIN) != 0 {
+            while recv(polls[index].fd, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 { total += 1 }
+        }
+    }
+    return total
+}
