@@ -6,7 +6,11 @@
 #   dbus-daemon                               the private bus the tests and the demo start
 #   dbus-bin, systemd                         dbus-send and busctl: D-Bus clients we did not write, used by tests
 #   bluez                                     bluetoothctl: BlueZ's own client, run against blesim by tests
-BLEAGENT_APT_PACKAGES=(libdbus-1-dev libjson-c-dev pkg-config dbus-daemon dbus-bin systemd bluez)
+#   bluez-test-scripts, python3-dbus,         BlueZ's unmodified example-gatt-client, run against blesim
+#     python3-gi                                by tests with Debian's /usr/bin/python3
+#   python3-venv                              the virtualenv for Bleak (scripts/bleak-venv.sh)
+BLEAGENT_APT_PACKAGES=(libdbus-1-dev libjson-c-dev pkg-config dbus-daemon dbus-bin systemd bluez
+    bluez-test-scripts python3-dbus python3-gi python3-venv)
 
 log() { printf '==> %s\n' "$*" >&2; }
 

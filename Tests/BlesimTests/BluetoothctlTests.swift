@@ -36,7 +36,7 @@ struct BluetoothctlTests {
 
     @Test(
         "`bluetoothctl scan on` discovers the scenario's devices, and `devices` lists them",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: bluetoothctl)))
+        .enabled(if: requiredOrPresent(bluetoothctl)))
     func scan() throws {
         let bus = try PrivateBus()
         let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
@@ -56,7 +56,7 @@ struct BluetoothctlTests {
 
     @Test(
         "bluetoothctl connects, lists the GATT attributes, reads Battery Level and receives Heart Rate notifications",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: bluetoothctl)))
+        .enabled(if: requiredOrPresent(bluetoothctl)))
     func gatt() throws {
         let bus = try PrivateBus()
         let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])

@@ -9,7 +9,7 @@ struct ExampleGATTClientTests {
     static let python = "/usr/bin/python3"
 
     static var available: Bool {
-        FileManager.default.fileExists(atPath: script) && FileManager.default.isExecutableFile(atPath: python)
+        requiredOrPresent(script) && requiredOrPresent(python)
     }
 
     @Test(
