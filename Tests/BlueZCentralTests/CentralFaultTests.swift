@@ -59,7 +59,9 @@ struct CentralFaultTests {
             #expect(clock.now - start >= .milliseconds(40), "the retry waited out the first backoff")
             try await rig.control("FailNext", [Self.hrm, .string("2A38"), .uint32(3)] + inProgress)
             let exhausted = clock.now
-            #expect(await errorCode { () async throws(BLEError) in try await peripheral.readValue(for: sensor) } == .inProgress)
+            #expect(
+                await errorCode { () async throws(BLEError) in try await peripheral.readValue(for: sensor) }
+                    == .inProgress)
             #expect(clock.now - exhausted >= .milliseconds(120), "two backoffs, 40 then 80 ms")
             #expect(try await peripheral.readValue(for: sensor) == [1], "exactly the budget was spent")
         }
@@ -77,7 +79,8 @@ struct CentralFaultTests {
                 "FailNext", [Self.hrm, .string(FaultRig.note.description), .uint32(1), .string("timeout"), .string("")])
             let clock = ContinuousClock()
             let start = clock.now
-            #expect(await errorCode { () async throws(BLEError) in try await peripheral.readValue(for: note) } == .timeout)
+            #expect(
+                await errorCode { () async throws(BLEError) in try await peripheral.readValue(for: note) } == .timeout)
             #expect(clock.now - start >= .seconds(1), "not before the deadline")
             // blesim keeps the unanswered read in flight (a read of the same offset would join it, as
             // bluetoothd's read_op does), so the next operation is a write on the same characteristic:
@@ -145,6 +148,50 @@ struct CentralFaultTests {
             let resolved = try await peripheral.discoverServices()
             #expect(!resolved.isEmpty)
             try await Self.expectRestoredOnce(&values, subscribes: subscribes)
+        }
+    }
+
+    @Test("an agent restart with restoration: the new manager restores its state, reconnects and resubscribes once")
+    func agentRestartRestores() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let store = try #require(RestorationStore(directory: rig.bus.directory, restoreIdentifier: "faults"))
+            // StartNotify sessions belong to a bus name and end when it leaves, as at a process's death
+            // (an AcquireNotify socket would stay open in this process).
+            let backendOptions = BlueZCentralBackend.Options(acquireNotify: false)
+            let dying = try await rig.central(options: .init(restoration: store), backend: backendOptions)
+            let (peripheral, characteristics) = try await FaultRig.connectedHRM(dying)
+            let counter = try #require(characteristics[FaultRig.counter])
+            try await peripheral.setNotifyValue(true, for: counter)
+            // The agent dies (its connection leaves the bus), then the link drops while it is away.
+            await rig.client.close()
+            try await rig.control("DropLink", [Self.hrm])
+            let subscribes = try await rig.subscribeCount(of: counter.objectPath)
+            let client = try await rig.bus.connect()
+            let second = CentralManager(
+                backend: try await BlueZCentralBackend(connection: client, options: backendOptions),
+                options: .init(restoration: store))
+            guard case .restored(let restored) = second.restoredState else {
+                Issue.record("no restored state: \(second.restoredState)")
+                return
+            }
+            #expect(restored.desiredConnections == [peripheral.identifier])
+            #expect(restored.subscriptions == [counter.reference])
+            let connections = second.connectionEvents()
+            let id = peripheral.identifier
+            #expect(await first(connections) { Self.isConnected($0, id) } != nil, "reconnected by itself")
+            let again = try #require(second.retrievePeripherals(withIdentifiers: [id]).first)
+            var found: RemoteCharacteristic?
+            for service in try await again.discoverServices() {
+                found = try await again.discoverCharacteristics([FaultRig.counter], for: service).first ?? found
+            }
+            let restoredCounter = try #require(found)
+            #expect(again.isNotifying(restoredCounter))
+            var values = again.notifications(for: restoredCounter).makeAsyncIterator()
+            try await Self.expectRestoredOnce(&values, subscribes: subscribes)
+            await client.close()
+            _ = dying
         }
     }
 

@@ -1,8 +1,8 @@
 import BLE
-import Glibc
 import BlueZ
 import DBus
 import GATT
+import Glibc
 import TestSupport
 import Testing
 
