@@ -1,5 +1,6 @@
 import BLE
 import GATT
+import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct CentralManagerTests {
@@ -183,6 +184,33 @@ import Testing
         #expect(await values.next() == [0, 1])
         #expect(await values.next() == [0, 2])
         #expect(backend.log.filter { $0 == .startNotify(FakeTree.measurement) }.count == 2)
+    }
+
+    @Test func setNotifyValueWaitsForTheRestoreStillStartingAfterAReconnect() async throws {
+        let (manager, backend, _) = await poweredOn()
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        let measurement = try #require(try await characteristics(of: peripheral)[.heartRateMeasurement])
+        var calls = backend.calls.makeAsyncIterator()
+        try await peripheral.setNotifyValue(true, for: measurement)
+        await waitFor(.startNotify(FakeTree.measurement), in: &calls)
+        backend.parkStartNotify.withLock { $0 = true }
+        backend.send(FakeTree.deviceChanged(["Connected": .bool(false), "ServicesResolved": .bool(false)]))
+        backend.send(FakeTree.deviceChanged(["Connected": .bool(true)]))
+        backend.send(FakeTree.deviceChanged(["ServicesResolved": .bool(true)]))
+        // The manager's own restore is now parked in StartNotify. It ends only later: a caller that
+        // returns before then returned while BlueZ was not notifying yet. (The delay only lets a
+        // wrong early return show; the right behaviour waits for the event, however late.)
+        await waitFor(.startNotify(FakeTree.measurement), in: &calls)
+        let finished = Mutex(false)
+        let finisher = Task {
+            try? await Task.sleep(for: .milliseconds(300))
+            finished.withLock { $0 = true }
+            backend.finish(0, with: .success([]))
+        }
+        try await peripheral.setNotifyValue(true, for: measurement)
+        #expect(finished.withLock { $0 }, "setNotifyValue(true) returned while the restore was still starting")
+        await finisher.value
+        #expect(backend.log.filter { $0 == .startNotify(FakeTree.measurement) }.count == 2, "no third StartNotify")
     }
 
     @Test func aWriteWithoutResponseAboveTheMTUIsRefusedBeforeBlueZ() async throws {

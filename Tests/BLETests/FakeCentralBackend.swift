@@ -77,7 +77,16 @@ final class FakeCentralBackend: CentralBackend {
     func writeValue(attribute: String, value: [UInt8], type: WriteType) async throws(BLEError) {
         _ = try await gattCall(.write(attribute, value, type))
     }
-    func startNotify(characteristic: String) async throws(BLEError) { record(.startNotify(characteristic)) }
+    /// When true, StartNotify calls park like reads (ended by ``finish(_:with:)``).
+    let parkStartNotify = Mutex(false)
+
+    func startNotify(characteristic: String) async throws(BLEError) {
+        if parkStartNotify.withLock({ $0 }) {
+            _ = try await gattCall(.startNotify(characteristic))
+        } else {
+            record(.startNotify(characteristic))
+        }
+    }
     func stopNotify(characteristic: String) async throws(BLEError) { record(.stopNotify(characteristic)) }
 }
 

@@ -91,6 +91,7 @@ extension CentralManager {
             case .added(let path, BlueZInterface.device):
                 reportDiscovery(path)
                 deviceLinkChanged(path)
+                reconnectIfWanted(path)
             case .changed(let path, BlueZInterface.device, let keys):
                 if keys.contains(where: {
                     ["RSSI", "ManufacturerData", "ServiceData", "UUIDs", "Name", "TxPower"].contains($0)
@@ -109,6 +110,20 @@ extension CentralManager {
             default: break
             }
         }
+    }
+
+    /// A wanted peripheral's object appeared again (after a bluetoothd
+    /// restart it comes back only once discovery hears it): connect it.
+    private func reconnectIfWanted(_ path: String) {
+        let wanted = state.withLock { state -> Bool in
+            guard state.machine.state == .poweredOn, let device = state.mirror.device(at: path), !device.connected,
+                let id = state.mirror.identifier(ofDeviceAt: path)
+            else { return false }
+            return state.desiredConnections.contains(id)
+        }
+        guard wanted else { return }
+        let backend = self.backend
+        Task { try? await backend.connect(device: path) }
     }
 
     private func reportDiscovery(_ path: String) {
@@ -178,6 +193,7 @@ extension CentralManager {
                 } catch {
                     _ = self?.state.withLock { $0.subscriptions.startFailed(reference, generation: generation) }
                 }
+                self?.subscriptionBroadcast.yield(reference)
             }
         }
     }

@@ -74,6 +74,8 @@ public final class CentralManager: Sendable {
     let treeBroadcast = Broadcast<Void>()
     let notificationBroadcast = Broadcast<(CharacteristicReference, [UInt8])>()
     let flowBroadcast = Broadcast<String>()
+    /// A subscription's start settled (confirmed or failed) on some link.
+    let subscriptionBroadcast = Broadcast<CharacteristicReference>()
     private let pump = Mutex<[Task<Void, Never>]>([])
     let persistence = Mutex<Void>(())
 

@@ -184,9 +184,14 @@ public final class Peripheral: Sendable {
         let backend = central.backend
         let attribute = characteristic.objectPath
         if enabled {
+            // Listen before looking, so a restore that settles meanwhile is not missed.
+            let settled = central.subscriptionBroadcast.stream()
             let startNow = central.state.withLock { $0.subscriptions.subscribe(reference) }
             try central.persist()
-            guard startNow else { return }
+            guard startNow else {
+                try await waitWhileStarting(reference, settled: settled)
+                return
+            }
             let generation = central.state.withLock { state -> UInt64? in
                 if case .starting(let generation) = state.subscriptions.status(of: reference) { return generation }
                 return nil
@@ -209,6 +214,31 @@ public final class Peripheral: Sendable {
             guard wasStarted else { return }
             try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
                 try await backend.stopNotify(characteristic: attribute)
+            }
+        }
+    }
+
+    /// Returns once a subscription the manager is restoring (after a
+    /// reconnect) is no longer starting, so a caller's `setNotifyValue(true)`
+    /// never returns before BlueZ is notifying; throws when that start failed.
+    private func waitWhileStarting(
+        _ reference: CharacteristicReference, settled: AsyncStream<CharacteristicReference>
+    ) async throws(BLEError) {
+        let isStarting = { [central] () -> Bool? in
+            central.state.withLock { state -> Bool? in
+                switch state.subscriptions.status(of: reference) {
+                case .starting: return true
+                case .active: return false
+                case .inactive, nil: return nil
+                }
+            }
+        }
+        guard isStarting() == true else { return }
+        for await settledReference in settled where settledReference == reference {
+            switch isStarting() {
+            case true: continue
+            case false: return
+            default: throw BLEError(.failed, message: "restoring the subscription failed")
             }
         }
     }

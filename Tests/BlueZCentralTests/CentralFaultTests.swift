@@ -1,0 +1,273 @@
+import BLE
+import BlueZ
+import DBus
+import GATT
+import Synchronization
+import TestSupport
+import Testing
+
+/// Issue 4's faults, injected with blesim's org.blesim.Control1 into a CentralManager over
+/// BlueZCentralBackend (see ``FaultRig``).
+@Suite("CentralManager over blesim under injected faults", .serialized, .timeLimit(.minutes(1)))
+struct CentralFaultTests {
+    static let hrm = DBusValue.string(FaultRig.hrmAddress)
+
+    @Test("a link dropped mid-write fails the write and every other pending operation at once with notConnected")
+    func linkDroppedMidWrite() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            // A deadline far beyond the test: only the link drop can end these operations in time.
+            let central = try await rig.central(options: .init(operationPolicy: .init(timeout: .seconds(50))))
+            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
+            let note = try #require(characteristics[FaultRig.note])
+            let sensor = try #require(characteristics[FaultRig.bodySensor])
+            try await rig.control("SetDelay", [Self.hrm, .double(50)])
+            let write = Task {
+                await errorCode { () async throws(BLEError) in
+                    try await peripheral.writeValue(Array("first".utf8), for: note, type: .withResponse)
+                }
+            }
+            let queuedBehind = Task {
+                await errorCode { () async throws(BLEError) in try await peripheral.readValue(for: note) }
+            }
+            let otherAttribute = Task {
+                await errorCode { () async throws(BLEError) in try await peripheral.readValue(for: sensor) }
+            }
+            try await rig.waitForWriteInFlight(note.objectPath)
+            try await rig.control("DropLink", [Self.hrm])
+            #expect(await write.value == .notConnected)
+            #expect(await queuedBehind.value == .notConnected)
+            #expect(await otherAttribute.value == .notConnected)
+        }
+    }
+
+    @Test("InProgress once is retried with backoff and returns the value; InProgress past the budget is inProgress")
+    func inProgressIsRetried() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let policy = OperationQueue.Policy(maximumAttempts: 3, initialBackoff: .milliseconds(40))
+            let central = try await rig.central(options: .init(operationPolicy: policy))
+            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
+            let sensor = try #require(characteristics[FaultRig.bodySensor])
+            let inProgress: [DBusValue] = [.string("org.bluez.Error.InProgress"), .string("In Progress")]
+            try await rig.control("FailNext", [Self.hrm, .string("2A38"), .uint32(1)] + inProgress)
+            let clock = ContinuousClock()
+            let start = clock.now
+            #expect(try await peripheral.readValue(for: sensor) == [1])
+            #expect(clock.now - start >= .milliseconds(40), "the retry waited out the first backoff")
+            try await rig.control("FailNext", [Self.hrm, .string("2A38"), .uint32(3)] + inProgress)
+            let exhausted = clock.now
+            #expect(
+                await errorCode { () async throws(BLEError) in try await peripheral.readValue(for: sensor) }
+                    == .inProgress)
+            #expect(clock.now - exhausted >= .milliseconds(120), "two backoffs, 40 then 80 ms")
+            #expect(try await peripheral.readValue(for: sensor) == [1], "exactly the budget was spent")
+        }
+    }
+
+    @Test("an operation never answered fails with timeout at its deadline; the characteristic then works")
+    func timeoutThenTheCharacteristicWorks() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let central = try await rig.central(options: .init(operationPolicy: .init(timeout: .seconds(1))))
+            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
+            let note = try #require(characteristics[FaultRig.note])
+            try await rig.control(
+                "FailNext", [Self.hrm, .string(FaultRig.note.description), .uint32(1), .string("timeout"), .string("")])
+            let clock = ContinuousClock()
+            let start = clock.now
+            #expect(
+                await errorCode { () async throws(BLEError) in try await peripheral.readValue(for: note) } == .timeout)
+            #expect(clock.now - start >= .seconds(1), "not before the deadline")
+            // blesim keeps the unanswered read in flight (a read of the same offset would join it, as
+            // bluetoothd's read_op does), so the next operation is a write on the same characteristic:
+            // it runs only because the manager's queue let the expired read go.
+            try await peripheral.writeValue(Array("after".utf8), for: note, type: .withResponse)
+            #expect(peripheral.state == .connected)
+        }
+    }
+
+    @Test("a power cycle: poweredOff then poweredOn, the scan resumes, the link and its subscription come back once")
+    func powerCycleRestoresScanConnectionAndSubscription() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let central = try await rig.central()
+            let states = central.stateUpdates()
+            let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))
+            let peripheral = try await FaultRig.findHRM(central, on: scan)
+            let counter = try #require(try await FaultRig.connect(peripheral, with: central)[FaultRig.counter])
+            var values = peripheral.notifications(for: counter).makeAsyncIterator()
+            try await peripheral.setNotifyValue(true, for: counter)
+            #expect(isGapless(await FaultRig.take(10, from: &values)))
+            let subscribes = try await rig.subscribeCount(of: counter.objectPath)
+            let discovering = try await rig.discoveringStarts()
+            let connections = central.connectionEvents()
+            // Powered false, then true, as bluetoothd does it. (Control1.PowerCycle sends one coalesced
+            // PropertiesChanged with Powered true and never false: a client cannot see that cycle.)
+            try await rig.setPowered(false)
+            #expect(await first(states) { $0 == .poweredOff } == .poweredOff)
+            try await rig.setPowered(true)
+            #expect(await first(states) { $0 == .poweredOn } == .poweredOn)
+            #expect(await first(discovering) { true } != nil, "discovery started again by itself")
+            #expect(central.isScanning)
+            let id = peripheral.identifier
+            #expect(await first(connections) { Self.isConnected($0, id) } != nil, "the wanted link came back")
+            try await Self.expectRestoredOnce(&values, subscribes: subscribes)
+        }
+    }
+
+    @Test("blesim killed and started again: resetting, poweredOn, discovery, the link and its subscription come back")
+    func blesimRestartRestoresEverything() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            let central = try await rig.central()
+            let states = central.stateUpdates()
+            let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))
+            let peripheral = try await FaultRig.findHRM(central, on: scan)
+            let counter = try #require(try await FaultRig.connect(peripheral, with: central)[FaultRig.counter])
+            var values = peripheral.notifications(for: counter).makeAsyncIterator()
+            try await peripheral.setNotifyValue(true, for: counter)
+            #expect(isGapless(await FaultRig.take(10, from: &values)))
+            let subscribes = try await rig.subscribeCount(of: counter.objectPath)
+            let discovering = try await rig.discoveringStarts()
+            let connections = central.connectionEvents()
+            sim.kill()
+            #expect(await first(states) { $0 == .resetting } == .resetting)
+            let second = try await rig.startSim()
+            defer { second.kill() }
+            #expect(await first(states) { $0 == .poweredOn } == .poweredOn)
+            #expect(await first(discovering) { true } != nil, "discovery started on the new blesim")
+            // The new blesim's device object appears once discovery hears it; then the manager reconnects it.
+            #expect(await first(scan) { $0.identifier == peripheral.identifier } != nil)
+            let id = peripheral.identifier
+            #expect(await first(connections) { Self.isConnected($0, id) } != nil, "the wanted link came back")
+            let resolved = try await peripheral.discoverServices()
+            #expect(!resolved.isEmpty)
+            try await Self.expectRestoredOnce(&values, subscribes: subscribes)
+        }
+    }
+
+    @Test("an agent restart with restoration: the new manager restores its state, reconnects and resubscribes once")
+    func agentRestartRestores() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let store = try #require(RestorationStore(directory: rig.bus.directory, restoreIdentifier: "faults"))
+            // StartNotify sessions belong to a bus name and end when it leaves, as at a process's death
+            // (an AcquireNotify socket would stay open in this process).
+            let backendOptions = BlueZCentralBackend.Options(acquireNotify: false)
+            let dying = try await rig.central(options: .init(restoration: store), backend: backendOptions)
+            let (peripheral, characteristics) = try await FaultRig.connectedHRM(dying)
+            let counter = try #require(characteristics[FaultRig.counter])
+            try await peripheral.setNotifyValue(true, for: counter)
+            // The agent dies (its connection leaves the bus), then the link drops while it is away.
+            await rig.client.close()
+            try await rig.control("DropLink", [Self.hrm])
+            let subscribes = try await rig.subscribeCount(of: counter.objectPath)
+            let client = try await rig.bus.connect()
+            let second = CentralManager(
+                backend: try await BlueZCentralBackend(connection: client, options: backendOptions),
+                options: .init(restoration: store))
+            guard case .restored(let restored) = second.restoredState else {
+                Issue.record("no restored state: \(second.restoredState)")
+                return
+            }
+            #expect(restored.desiredConnections == [peripheral.identifier])
+            #expect(restored.subscriptions == [counter.reference])
+            let connections = second.connectionEvents()
+            let id = peripheral.identifier
+            #expect(await first(connections) { Self.isConnected($0, id) } != nil, "reconnected by itself")
+            let again = try #require(second.retrievePeripherals(withIdentifiers: [id]).first)
+            var found: RemoteCharacteristic?
+            for service in try await again.discoverServices() {
+                found = try await again.discoverCharacteristics([FaultRig.counter], for: service).first ?? found
+            }
+            let restoredCounter = try #require(found)
+            #expect(again.isNotifying(restoredCounter))
+            var values = again.notifications(for: restoredCounter).makeAsyncIterator()
+            try await Self.expectRestoredOnce(&values, subscribes: subscribes)
+            await client.close()
+            _ = dying
+        }
+    }
+
+    static func isConnected(_ event: ConnectionEvent, _ id: PeripheralIdentifier) -> Bool {
+        if case .connected(let connected) = event { return connected == id }
+        return false
+    }
+
+    /// After a reconnect: 100 more notifications, each exactly one more than the one before except
+    /// at most one jump forward (the counter ran on while the link was down), none repeated; and
+    /// BlueZ saw exactly one new subscription (NotifyAcquired or Notifying true).
+    static func expectRestoredOnce(
+        _ values: inout AsyncStream<[UInt8]>.Iterator, subscribes: Counter
+    ) async throws {
+        let after = await FaultRig.take(100, from: &values)
+        #expect(after.count == 100)
+        let steps = zip(after, after.dropFirst()).map { ($1 - $0) & 0xFFFF }
+        #expect(!steps.contains(0), "a notification was doubled: \(after)")
+        #expect(steps.filter { $0 != 1 }.count <= 1, "values lost after the resubscribe: \(after)")
+        #expect(subscribes.value == 1, "restored exactly once")
+    }
+}
+
+extension FaultRig {
+    /// Waits until blesim holds a write on `path` in flight: a probe write with an unknown type is
+    /// answered InProgress while one is (and NotSupported at once otherwise). Each probe is one
+    /// round trip to blesim, no timer.
+    func waitForWriteInFlight(_ path: String) async throws {
+        for _ in 0..<20_000 {
+            do {
+                _ = try await monitor.call(
+                    destination: "org.bluez", path: try ObjectPath(path), interface: BlueZInterface.gattCharacteristic,
+                    member: "WriteValue", arguments: [.bytes([0]), BlueZNames.gattOptions(type: "probe")])
+                throw Failure("blesim accepted a write of type probe")
+            } catch let error as DBusError where error.name.rawValue == "org.bluez.Error.InProgress" {
+                return
+            } catch is DBusError {
+                continue
+            }
+        }
+        throw Failure("the manager's write never reached blesim")
+    }
+
+    /// Counts, from now on, BlueZ's confirmations that notifications on `path` started.
+    func subscribeCount(of path: String) async throws -> Counter {
+        let changes = try await deviceChanges()
+        let count = Counter()
+        Task {
+            for await (changedPath, changed) in changes where changedPath == path {
+                if changed["NotifyAcquired"]?.boolValue == true || changed["Notifying"]?.boolValue == true {
+                    count.increment()
+                }
+            }
+        }
+        return count
+    }
+
+    /// Sets hci0's Powered.
+    func setPowered(_ on: Bool) async throws {
+        _ = try await monitor.call(
+            destination: "org.bluez", path: try ObjectPath("/org/bluez/hci0"),
+            interface: "org.freedesktop.DBus.Properties", member: "Set",
+            arguments: [.string(BlueZInterface.adapter), .string("Powered"), .variant(.boolean(on))])
+    }
+
+    /// An event each time hci0's Discovering becomes true.
+    func discoveringStarts() async throws -> AsyncStream<Void> {
+        try await CentralOverBlesimTests.discoveringStarts(monitor)
+    }
+}
+
+/// A count shared with a watching task.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    /// The count now.
+    var value: Int { count.withLock { $0 } }
+    /// Adds one.
+    func increment() { count.withLock { $0 += 1 } }
+}

@@ -1,0 +1,168 @@
+import BLE
+import BlueZ
+import DBus
+import GATT
+import Glibc
+import TestSupport
+import Testing
+
+/// A CentralManager over BlueZCentralBackend against the built blesim on a private bus, serving
+/// ``FaultRig/scenario``: the HRM-C device of Tests/BlesimTests/Fixtures/air.json with a counter
+/// that notifies every 20 ms (so lost or doubled notifications show as gaps or repeats), a
+/// readable 2A38 and a readable, writable note.
+struct FaultRig {
+    static let hrmAddress = "C0:00:00:00:00:0C"
+    static let devicePath = "/org/bluez/hci0/dev_C0_00_00_00_00_0C"
+    static let counter = BluetoothUUID(uuid16: 0x2A37)
+    static let bodySensor = BluetoothUUID(uuid16: 0x2A38)
+    static let note = BluetoothUUID("12345678-1234-5678-1234-56789abcdef1")!
+    static let scenario = """
+        { "seed": 11, "adapters": 1, "connectFailSeconds": 0.3, "mtu": 64,
+          "devices": [ { "address": "C0:00:00:00:00:0C", "addressType": "random", "intervalMs": 50,
+            "advertising": { "name": "HRM-C", "serviceUUIDs": ["180D"] }, "rssi": { "distance": 3 },
+            "gatt": { "services": [
+              { "uuid": "180D", "characteristics": [
+                { "uuid": "2A37", "flags": ["notify"], "value": "0000",
+                  "behaviour": { "counter": { "start": 0, "step": 1, "format": "uint16" }, "everyMs": 20 } },
+                { "uuid": "2A38", "flags": ["read"], "value": { "int": 1, "format": "uint8" } } ] },
+              { "uuid": "12345678-1234-5678-1234-56789abcdef0", "characteristics": [
+                { "uuid": "12345678-1234-5678-1234-56789abcdef1", "flags": ["read", "write"],
+                  "value": { "utf8": "note" } } ] } ] } } ] }
+        """
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    let bus: PrivateBus
+    let scenarioPath: String
+    /// The manager's connection.
+    let client: DBusConnection
+    /// The test's own connection: Control1 calls and watching signals.
+    let monitor: DBusConnection
+
+    /// Runs `body` with a bus, the scenario written into the bus's directory, and two connections.
+    static func with<T>(_ body: (FaultRig) async throws -> T) async throws -> T {
+        try await PrivateBus.with { bus in
+            let path = bus.directory + "/faults.json"
+            try await offPool {
+                guard let file = fopen(path, "w") else { throw Failure("cannot write \(path)") }
+                fputs(scenario, file)
+                fclose(file)
+            }
+            let rig = FaultRig(
+                bus: bus, scenarioPath: path, client: try await bus.connect(), monitor: try await bus.connect())
+            do {
+                let result = try await body(rig)
+                await rig.client.close()
+                await rig.monitor.close()
+                return result
+            } catch {
+                await rig.client.close()
+                await rig.monitor.close()
+                throw error
+            }
+        }
+    }
+
+    func startSim() async throws -> BlesimProcess {
+        try await BlesimProcess.start(address: bus.address, scenario: scenarioPath)
+    }
+
+    /// A manager over a new backend on ``client``, once poweredOn.
+    func central(
+        options: CentralManager.Options = .init(), backend: BlueZCentralBackend.Options = .init()
+    ) async throws -> CentralManager {
+        let central = CentralManager(
+            backend: try await BlueZCentralBackend(connection: client, options: backend), options: options)
+        guard await first(central.stateUpdates(), where: { $0 == .poweredOn }) != nil else {
+            throw Failure("never poweredOn")
+        }
+        return central
+    }
+
+    /// org.blesim.Control1.`member`.
+    func control(_ member: String, _ arguments: [DBusValue]) async throws {
+        _ = try await monitor.call(
+            destination: "org.bluez", path: try ObjectPath("/org/blesim"), interface: "org.blesim.Control1",
+            member: member, arguments: arguments)
+    }
+
+    /// Finds HRM-C on `scan` and returns it.
+    static func findHRM(_ central: CentralManager, on scan: AsyncStream<Discovery>) async throws -> Peripheral {
+        guard let found = await first(scan, where: { $0.name == "HRM-C" }),
+            let peripheral = central.retrievePeripherals(withIdentifiers: [found.identifier]).first
+        else { throw Failure("HRM-C not found") }
+        return peripheral
+    }
+
+    /// Connects `peripheral` and returns its characteristics by UUID.
+    static func connect(
+        _ peripheral: Peripheral, with central: CentralManager
+    ) async throws -> [BluetoothUUID: RemoteCharacteristic] {
+        try await central.connect(peripheral)
+        var characteristics: [BluetoothUUID: RemoteCharacteristic] = [:]
+        for service in try await peripheral.discoverServices() {
+            for characteristic in try await peripheral.discoverCharacteristics(for: service) {
+                characteristics[characteristic.uuid] = characteristic
+            }
+        }
+        return characteristics
+    }
+
+    /// Scans for HRM-C, stops the scan, connects it.
+    static func connectedHRM(
+        _ central: CentralManager
+    ) async throws -> (Peripheral, [BluetoothUUID: RemoteCharacteristic]) {
+        let peripheral = try await findHRM(central, on: try central.scanForPeripherals())
+        central.stopScan()
+        return (peripheral, try await connect(peripheral, with: central))
+    }
+
+    /// PropertiesChanged signals of org.bluez under the device, as (path, changed properties).
+    func deviceChanges() async throws -> AsyncStream<(String, [String: DBusValue])> {
+        let signals = try await monitor.signals(
+            .propertiesChanged(sender: "org.bluez", pathNamespace: try ObjectPath(Self.devicePath)),
+            buffering: .unbounded)
+        return AsyncStream { continuation in
+            let task = Task {
+                for await signal in signals {
+                    guard let arguments = try? signal.arguments(), arguments.count == 3,
+                        let changed = try? arguments[1].decode([String: DBusValue].self)
+                    else { continue }
+                    continuation.yield((signal.path?.rawValue ?? "", changed))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// The counter's value as a number.
+    static func count(_ value: [UInt8]) -> Int {
+        value.count >= 2 ? Int(value[0]) | Int(value[1]) << 8 : -1
+    }
+
+    /// The next `n` values of `stream` as counts (fewer if it ends or 20 s pass).
+    static func take(_ n: Int, from iterator: inout AsyncStream<[UInt8]>.Iterator) async -> [Int] {
+        var values: [Int] = []
+        while values.count < n, let value = await iterator.next() { values.append(count(value)) }
+        return values
+    }
+}
+
+/// Whether each value is one more than the one before (mod 2^16): no notification lost or doubled.
+func isGapless(_ values: [Int]) -> Bool {
+    zip(values, values.dropFirst()).allSatisfy { ($0 + 1) & 0xFFFF == $1 }
+}
+
+/// The BLEError code `body` threw, nil when it succeeded.
+func errorCode<T>(_ body: () async throws(BLEError) -> T) async -> BLEError.Code? {
+    do {
+        _ = try await body()
+        return nil
+    } catch {
+        return error.code
+    }
+}
