@@ -138,7 +138,7 @@ public final class CentralManager: Sendable {
 
     /// The state now and every change after, as a stream.
     public func stateUpdates() -> AsyncStream<ManagerState> {
-        stateBroadcast.stream(initial: currentState)
+        stateBroadcast.stream(current: { currentState })
     }
 
     /// Connection events for every peripheral.

@@ -89,7 +89,7 @@ public final class PeripheralManager: Sendable {
     public var currentState: ManagerState { state.withLock { $0.machine.state } }
 
     /// The state now and every change after.
-    public func stateUpdates() -> AsyncStream<ManagerState> { stateBroadcast.stream(initial: currentState) }
+    public func stateUpdates() -> AsyncStream<ManagerState> { stateBroadcast.stream(current: { currentState }) }
 
     /// Read and write requests, each to be answered once.
     public func requests() -> AsyncStream<ATTRequest> { requestBroadcast.stream() }
