@@ -4,6 +4,10 @@ public enum BlueZInterface {
     public static let adapter = "org.bluez.Adapter1"
     /// `org.bluez.Device1`
     public static let device = "org.bluez.Device1"
+    /// `org.bluez.GattManager1`
+    public static let gattManager = "org.bluez.GattManager1"
+    /// `org.bluez.LEAdvertisingManager1`
+    public static let advertisingManager = "org.bluez.LEAdvertisingManager1"
 }
 
 /// A signal the shell emits, already addressed: the D-Bus form of `AdapterEvent`s.

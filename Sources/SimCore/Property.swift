@@ -3,6 +3,8 @@
 public enum PropertyValue: Sendable, Equatable {
     /// `b`
     case bool(Bool)
+    /// `y`
+    case byte(UInt8)
     /// `s`
     case string(String)
     /// `o`

@@ -62,7 +62,7 @@ extension SimWorld {
     /// not silenced, heard above the adapter's sensitivity (without noise).
     public func reachable(_ index: Int, from adapter: Int, at now: SimInstant) -> Bool {
         let device = devices[index]
-        guard device.connectable, !silenced.contains(index) else { return false }
+        guard device.connectable, !silenced.contains(index), !offAir.contains(index) else { return false }
         let spec = adapters[adapter].spec
         return device.radio.meanRSSI(observer: spec.position, at: now) >= Double(spec.sensitivity)
     }
