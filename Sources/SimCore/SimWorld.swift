@@ -80,7 +80,7 @@ public struct SimWorld: Sendable {
         let expiry =
             (adapters.compactMap(\.nextExpiry) + servers.values.compactMap(\.nextDeadline)
             + [
-                nextTerminalDeadline
+                nextTerminalDeadline, nextAdvertisementExpiry,
             ].compactMap { $0 }).min()
         guard isListening, let advertisement = air.nextEvent else { return expiry }
         return min(expiry ?? advertisement, advertisement)
@@ -106,6 +106,7 @@ public struct SimWorld: Sendable {
         }
         for (adapterIndex, events) in advanceServers(to: now) { batches[adapterIndex] += events }
         for batch in advanceTerminals(to: now) { batches[batch.adapter] += batch.events }
+        for batch in expireAdvertisements(at: now) { batches[batch.adapter] += batch.events }
         for index in adapters.indices {
             batches[index] += removingGATT(adapter: index, adapters[index].expire(at: now))
         }

@@ -30,6 +30,10 @@ enum BlueZServer {
         let gatt = GattInterfaces(host: host, sockets: sockets, local: local)
         host.setEmitter { signals in
             for signal in signals {
+                if case .advertisementReleased(let owner, let path) = signal {
+                    local.release(owner: owner, path: path)
+                    continue
+                }
                 DBusMapping.apply(signal, to: objects, sockets: sockets) { path, name, properties in
                     if let built = try gatt.interface(name, path: path, properties: properties) {
                         try objects.export(ObjectPath(path), interfaces: [built])

@@ -171,9 +171,9 @@ final class LocalInterfaces: Sendable {
     }
 
     /// Calls the advertisement's Release (bluetoothd removed it: timeout, power off).
-    func release(_ advertisement: LocalAdvertisement) {
+    func release(owner: String, path: String) {
         try? connection.callNoReply(
-            destination: advertisement.owner, path: ObjectPath(advertisement.path),
+            destination: owner, path: ObjectPath(path),
             interface: "org.bluez.LEAdvertisement1", member: "Release")
     }
 

@@ -219,6 +219,14 @@ extension SimWorld {
         guard adapters.indices.contains(adapter) else { return [] }
         var batches: [Batch] = []
         if !on {
+            let (released, dropped) = peripheralPoweredOff(adapter)
+            batches += dropped
+            if let released {
+                batches.append(
+                    Batch(
+                        adapter: adapter,
+                        events: [.advertisementReleased(owner: released.owner, path: released.path)]))
+            }
             for key in links.keys.filter({ $0.adapter == adapter }).sorted(by: { $0.address < $1.address }) {
                 batches += linkLost(adapter: adapter, address: key.address)
             }

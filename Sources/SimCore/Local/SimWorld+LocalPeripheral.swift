@@ -127,20 +127,24 @@ extension SimWorld {
             ])
     }
 
-    /// Advertisements whose Timeout has passed by `now`, removed: (adapter, advertisement) to
-    /// Release, and the events.
-    public mutating func expireAdvertisements(at now: SimInstant) -> ([(Int, LocalAdvertisement)], [Batch]) {
-        var released: [(Int, LocalAdvertisement)] = []
+    /// Advertisements whose Timeout has passed by `now`, removed, with their Release.
+    mutating func expireAdvertisements(at now: SimInstant) -> [Batch] {
         var batches: [Batch] = []
         for adapter in localPeripherals.keys.sorted() {
             guard let expiry = localPeripherals[adapter]?.advertisementExpiry, expiry <= now,
                 let (advertisement, events) = try? removeAdvertisement(adapter: adapter)
             else { continue }
-            released.append((adapter, advertisement))
             batches += events
+            batches.append(
+                Batch(
+                    adapter: adapter,
+                    events: [.advertisementReleased(owner: advertisement.owner, path: advertisement.path)]))
         }
-        return (released, batches)
+        return batches
     }
+
+    /// When the next advertisement Timeout expires.
+    var nextAdvertisementExpiry: SimInstant? { localPeripherals.values.compactMap(\.advertisementExpiry).min() }
 
     /// A bus name left: its applications and advertisements vanish from the air (no Release:
     /// there is nobody to call).
