@@ -27,6 +27,8 @@ public struct SimWorld: Sendable {
 
     /// Each adapter's peripheral role (its applications and advertisement), by adapter index.
     public internal(set) var localPeripherals: [Int: LocalPeripheral] = [:]
+    /// blesim's virtual central.
+    public internal(set) var virtualCentral = VirtualCentral()
     /// Devices not on the air now (an adapter's peripheral without an advertisement).
     public internal(set) var offAir: Set<Int> = []
 
