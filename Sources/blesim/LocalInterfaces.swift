@@ -100,7 +100,9 @@ final class LocalInterfaces: Sendable {
                 }
             }
         }
-        watches.withLock { $0[owner + " " + path]?.cancel(); $0[owner + " " + path] = task }
+        watches.withLock {
+            $0[owner + " " + path]?.cancel(); $0[owner + " " + path] = task
+        }
     }
 
     private func unwatch(owner: String, path: String) {
@@ -189,7 +191,9 @@ final class LocalInterfaces: Sendable {
     /// Calls the application's ReadValue or WriteValue for a remote's operation with the
     /// options bluetoothd passes (device, mtu, link "LE", offset only when non-zero); the
     /// application's D-Bus error becomes the ATT error bluetoothd sends.
-    func relay(_ operation: GATTOperation, to attribute: LocalAttribute, central: String) async -> Result<
+    func relay(
+        _ operation: GATTOperation, to attribute: LocalAttribute, central: String
+    ) async -> Result<
         [UInt8], ATTError
     > {
         let mtu = host.read { $0.links[LinkKey(adapter: operation.adapter, address: operation.address)]?.mtu ?? 23 }

@@ -62,7 +62,9 @@ struct VirtualCentralMethods: Sendable {
                 let arguments = try call.arguments()
                 let index = try adapter(arguments.first)
                 let uuid = try uuid(arguments.dropFirst().first)
-                let target = try run { () throws(BlueZError) in try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid) }
+                let target = try run { () throws(BlueZError) in
+                    try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid)
+                }
                 guard target.flags.properties.contains(.read) else {
                     throw DBusMapping.error(BlueZATTErrorMapping.clientError(for: .readNotPermitted))
                 }
@@ -80,7 +82,9 @@ struct VirtualCentralMethods: Sendable {
                 else { throw ControlInterface.invalid("expected (adapter, uuid, value, with response)") }
                 let index = try adapter(arguments.first)
                 let uuid = try uuid(arguments[1])
-                let target = try run { () throws(BlueZError) in try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid) }
+                let target = try run { () throws(BlueZError) in
+                    try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid)
+                }
                 let needed: CharacteristicProperties = withResponse ? .write : .writeWithoutResponse
                 guard target.flags.properties.contains(needed) else {
                     throw DBusMapping.error(BlueZATTErrorMapping.clientError(for: .writeNotPermitted))
@@ -99,7 +103,9 @@ struct VirtualCentralMethods: Sendable {
                 }
                 let index = try adapter(arguments.first)
                 let uuid = try uuid(arguments[1])
-                let target = try run { () throws(BlueZError) in try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid) }
+                let target = try run { () throws(BlueZError) in
+                    try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid)
+                }
                 guard
                     target.flags.properties.contains(.notify) || target.flags.properties.contains(.indicate)
                 else { throw DBusMapping.error(BluetoothdError.notSupported) }

@@ -5,7 +5,9 @@ import Testing
 
 /// A GATT application and advertisement written here (on the DBus module) registered on
 /// blesim's hci0, to see exactly what blesim passes them and how it checks them.
-@Suite("Local GATT application: registration checks and what blesim passes the application", .serialized, .timeLimit(.minutes(2)))
+@Suite(
+    "Local GATT application: registration checks and what blesim passes the application", .serialized,
+    .timeLimit(.minutes(2)))
 struct LocalApplicationTests {
     /// What the application was called with: (member, options) in order.
     final class Calls: Sendable {
@@ -86,7 +88,8 @@ struct LocalApplicationTests {
                     ],
                     properties: [
                         ExportedProperty("UUID", type: .string, value: .string("00002a19-0000-1000-8000-00805f9b34fb")),
-                        ExportedProperty("Service", type: .objectPath, value: .objectPath(ObjectPath("/test/app/service0"))),
+                        ExportedProperty(
+                            "Service", type: .objectPath, value: .objectPath(ObjectPath("/test/app/service0"))),
                         ExportedProperty(
                             "Flags", type: .array(.string),
                             value: .array(.string, ["read", "write", "notify"].map(DBusValue.string))),
@@ -111,7 +114,8 @@ struct LocalApplicationTests {
                             "ServiceUUIDs", type: .array(.string), value: .array(.string, [.string("180F")])),
                         ExportedProperty(
                             "ManufacturerData", type: .dictionary(key: .uint16, value: .variant),
-                            value: .dictionary(key: .uint16, value: .variant, [(.uint16(0xFFFF), .variant(.bytes(data)))])),
+                            value: .dictionary(
+                                key: .uint16, value: .variant, [(.uint16(0xFFFF), .variant(.bytes(data)))])),
                     ])
             ])
     }
@@ -127,7 +131,8 @@ struct LocalApplicationTests {
     }
 
     @Test(
-        "a second registration of the same application is AlreadyExists; an advertisement over 31 + 31 bytes is Failed; power off Releases the advertisement")
+        "a second registration of the same application is AlreadyExists; an advertisement over 31 + 31 bytes is Failed; power off Releases the advertisement"
+    )
     func registrationChecks() async throws {
         let bus = try PrivateBus()
         let sim = try Blesim(bus: bus, arguments: ["--adapters", "2"])
@@ -153,15 +158,18 @@ struct LocalApplicationTests {
         }
         #expect(tooBig == "org.bluez.Error.Failed")
         #expect(
-            try await client.property("/org/bluez/hci0", "org.bluez.LEAdvertisingManager1", "ActiveInstances") == .byte(1))
+            try await client.property("/org/bluez/hci0", "org.bluez.LEAdvertisingManager1", "ActiveInstances")
+                == .byte(1))
         try await client.setProperty("/org/bluez/hci0", "org.bluez.Adapter1", "Powered", .boolean(false))
-        #expect(await client.log.wait(until: { BlueZClient.changed($0, "/org/bluez/hci0", "ActiveInstances", .byte(0)) }))
+        #expect(
+            await client.log.wait(until: { BlueZClient.changed($0, "/org/bluez/hci0", "ActiveInstances", .byte(0)) }))
         await calls.wait(for: "Release")
         _ = (sim, app, big)
     }
 
     @Test(
-        "a remote read passes device, mtu and link \"LE\" (offset only when non-zero); an application error maps through ATT; StartNotify and Value changes notify")
+        "a remote read passes device, mtu and link \"LE\" (offset only when non-zero); an application error maps through ATT; StartNotify and Value changes notify"
+    )
     func optionsAndNotifications() async throws {
         let bus = try PrivateBus()
         let sim = try Blesim(bus: bus, arguments: ["--adapters", "2"])
@@ -177,7 +185,8 @@ struct LocalApplicationTests {
         try await client.adapter("StartDiscovery", path: "/org/bluez/hci1")
         #expect(await client.log.wait(until: { Signals.addedDevices($0)[peripheral] != nil }))
         _ = try await client.call(peripheral, "org.bluez.Device1", "Connect")
-        #expect(await client.log.wait(until: { BlueZClient.changed($0, peripheral, "ServicesResolved", .boolean(true)) }))
+        #expect(
+            await client.log.wait(until: { BlueZClient.changed($0, peripheral, "ServicesResolved", .boolean(true)) }))
         let objects = try await client.managedObjects()
         guard
             let chrc = objects.first(where: {

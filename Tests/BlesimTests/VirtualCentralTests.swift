@@ -32,13 +32,17 @@ struct VirtualCentralTests {
         .enabled(if: PeripheralRoleTests.available))
     func readThroughVirtualCentral() async throws {
         let (bus, sim, client, server) = try await Self.start()
-        let early = await client.errorName { _ = try await control(client, "CentralRead", [Self.hci0, .string("2a19")]) }
+        let early = await client.errorName {
+            _ = try await control(client, "CentralRead", [Self.hci0, .string("2a19")])
+        }
         #expect(early == "org.bluez.Error.Failed")
         _ = try await control(client, "CentralConnect", [Self.hci0])
         let reply = try await control(client, "CentralRead", [Self.hci0, .string("2a19")])
         #expect(reply.first?.bytesValue?.count == 1)
         #expect(try server.waitForLine(within: 60, where: { $0.hasPrefix("Battery Level read: ") }) != nil)
-        let missing = await client.errorName { _ = try await control(client, "CentralRead", [Self.hci0, .string("2a00")]) }
+        let missing = await client.errorName {
+            _ = try await control(client, "CentralRead", [Self.hci0, .string("2a00")])
+        }
         #expect(missing == "org.bluez.Error.DoesNotExist")
         _ = (sim, bus)
     }

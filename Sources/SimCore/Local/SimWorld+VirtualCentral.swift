@@ -48,7 +48,9 @@ extension SimWorld {
     /// The characteristic with `uuid` of the application(s) on `adapter`, for the virtual
     /// central: `Failed "Not connected"` without CentralConnect, `DoesNotExist` when no such
     /// characteristic.
-    public func virtualTarget(adapter: Int, uuid: BluetoothUUID) throws(BlueZError) -> (
+    public func virtualTarget(
+        adapter: Int, uuid: BluetoothUUID
+    ) throws(BlueZError) -> (
         handle: UInt16, attribute: LocalAttribute, flags: BlueZGATTFlags.Characteristic
     ) {
         guard virtualCentral.connected.contains(adapter), let local = localPeripherals[adapter],
