@@ -26,9 +26,14 @@ enum BlueZServer {
         let host = SimHost(world: SimWorld(scenario: scenario, experimental: experimental))
         let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental)
         let sockets = AcquiredSockets()
-        let gatt = GattInterfaces(host: host, sockets: sockets)
+        let local = LocalInterfaces(host: host, connection: connection)
+        let gatt = GattInterfaces(host: host, sockets: sockets, local: local)
         host.setEmitter { signals in
             for signal in signals {
+                if case .advertisementReleased(let owner, let path) = signal {
+                    local.release(owner: owner, path: path)
+                    continue
+                }
                 DBusMapping.apply(signal, to: objects, sockets: sockets) { path, name, properties in
                     if let built = try gatt.interface(name, path: path, properties: properties) {
                         try objects.export(ObjectPath(path), interfaces: [built])
@@ -43,11 +48,18 @@ enum BlueZServer {
         let departures = try await connection.nameOwnerChanges()
         objects.addObjectManager(at: .root)
         try objects.export(ObjectPath("/org/bluez"), interfaces: [interfaces.agentManager()])
-        try objects.export(ObjectPath(ControlInterface.path), interfaces: [ControlInterface(host: host).interface()])
+        try objects.export(
+            ObjectPath(ControlInterface.path),
+            interfaces: [
+                ControlInterface(host: host, central: VirtualCentralMethods(host: host, local: local)).interface()
+            ])
         for adapter in host.read({ $0.adapters }) {
             try objects.export(
                 ObjectPath(adapter.path),
-                interfaces: [interfaces.adapter(index: adapter.index, properties: adapter.properties)])
+                interfaces: [
+                    interfaces.adapter(index: adapter.index, properties: adapter.properties),
+                    local.gattManager(index: adapter.index), local.advertisingManager(index: adapter.index),
+                ])
         }
         let reply = try await connection.requestName("org.bluez")
         guard reply == .primaryOwner else {
@@ -59,6 +71,7 @@ enum BlueZServer {
 
         let air = Task { await host.run() }
         for await change in departures where change.newOwner == nil && change.name.hasPrefix(":") {
+            local.ownerLeft(change.name)
             host.clientLeft(change.name)
         }
         air.cancel()
