@@ -19,6 +19,7 @@ public final class Agent: Sendable {
     private let configPath: String
     private let bus: EventBus
     private let roleHost: RoleHost
+    private let backends: BackendFactory?
     private let loop: EventLoop
     private let notifier: SystemdNotifier?
     private let started = SystemdNotifier.monotonicMicroseconds()
@@ -28,9 +29,10 @@ public final class Agent: Sendable {
     /// An agent running `config`, read from `configPath` (re-read on reload),
     /// whose role runs in `roleHost`.
     public init(
-        config: AgentConfig, configPath: String, bus: EventBus, roleHost: RoleHost, loop: EventLoop,
-        notifier: SystemdNotifier?, log: @escaping @Sendable (String) -> Void
+        config: AgentConfig, configPath: String, bus: EventBus, roleHost: RoleHost, backends: BackendFactory? = nil,
+        loop: EventLoop, notifier: SystemdNotifier?, log: @escaping @Sendable (String) -> Void
     ) {
+        self.backends = backends
         self.state = Mutex(State(config: config))
         self.configPath = configPath
         self.bus = bus
@@ -80,7 +82,7 @@ public final class Agent: Sendable {
     public func status() -> JSON {
         let config = self.config
         let uptime = (SystemdNotifier.monotonicMicroseconds() - started) / 1_000_000
-        return [
+        var result: JSON = [
             "agent": "bleagent",
             "version": .string(Self.version),
             "apiVersion": .int(ControlAPI.version),
@@ -93,6 +95,11 @@ public final class Agent: Sendable {
             "plugin": config.selectedRole.map { .string($0.plugin) } ?? .null,
             "roleState": roleHost.status.json,
         ]
+        if let address = backends?.simBusAddress, case .object(var object) = result {
+            object["sim"] = ["busAddress": .string(address)]
+            result = .object(object)
+        }
+        return result
     }
 
     /// Starts the configured role's plugin; returns once it runs or failed
@@ -143,8 +150,9 @@ public final class Agent: Sendable {
         log("stopping: \(reason)")
         try? notifier?.stopping()
         bus.publish(.state, stateEvent("stopping", trigger: reason))
-        Task { [roleHost, loop] in
+        Task { [roleHost, backends, loop] in
             await roleHost.stop(trigger: reason)
+            await backends?.shutdown()
             // Let the events reach the loop's queue before the loop stops.
             loop.execute { loop.stop() }
         }

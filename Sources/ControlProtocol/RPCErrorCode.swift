@@ -38,6 +38,9 @@ public struct RPCErrorCode: RawRepresentable, Sendable, Hashable, CustomStringCo
     public static let roleNotRunning = RPCErrorCode(rawValue: -32011)
     /// -32012: the agent is shutting down and takes no new work.
     public static let shuttingDown = RPCErrorCode(rawValue: -32012)
+    /// -32020: a BLE operation failed; `data.code` is the BLE error code and
+    /// `data.bluezError` the BlueZ error name when there is one.
+    public static let bleFailed = RPCErrorCode(rawValue: -32020)
 
     /// The name this build knows the code by, or `code N`.
     public var description: String {
@@ -54,6 +57,7 @@ public struct RPCErrorCode: RawRepresentable, Sendable, Hashable, CustomStringCo
         case .configInvalid: "config invalid"
         case .roleNotRunning: "role not running"
         case .shuttingDown: "shutting down"
+        case .bleFailed: "BLE operation failed"
         default: "code \(rawValue)"
         }
     }

@@ -73,9 +73,25 @@ do {
     let loop = try EventLoop()
     let registry = MethodRegistry()
     let bus = EventBus()
-    let roleHost = RoleHost(loader: PluginLoader(), registry: registry, bus: bus, log: log)
+    let backends = BackendFactory(log: log)
+    let roleHost = RoleHost(loader: PluginLoader(), registry: registry, bus: bus, backends: backends, log: log)
+    let central = CentralControl(bus: bus)
+    let peripheral = PeripheralControl(bus: bus)
+    try central.register(in: registry)
+    try peripheral.register(in: registry)
+    roleHost.observeManagers { manager in
+        switch manager {
+        case .central(let manager):
+            central.bind(manager)
+        case .peripheral(let manager):
+            peripheral.bind(manager)
+        case .none:
+            central.bind(nil)
+            peripheral.bind(nil)
+        }
+    }
     let agent = Agent(
-        config: config, configPath: configPath, bus: bus, roleHost: roleHost, loop: loop,
+        config: config, configPath: configPath, bus: bus, roleHost: roleHost, backends: backends, loop: loop,
         notifier: SystemdNotifier(environment: ProcessEnvironment.current()), log: log)
     try agent.registerBuiltins(in: registry)
     var options = ControlServerOptions(

@@ -18,6 +18,14 @@ struct ScanCommand: BlectlCommand {
                 JSON.string(try Validate.uuid(text))
             }
             if !services.isEmpty { params["services"] = .array(services) }
+            if let rssi = try arguments.values("--rssi").last {
+                guard let value = Int64(rssi), (-127...20).contains(value) else {
+                    throw UsageError("\"\(rssi)\" is not an RSSI threshold in dBm (-127 to 20)")
+                }
+                params["rssiThreshold"] = .int(value)
+            }
+            if let pattern = try arguments.values("--name").last { params["namePattern"] = .string(pattern) }
+            if arguments.flag("--duplicates") { params["allowDuplicates"] = true }
             method = "central.scan.start"
             self.params = params.isEmpty ? nil : .object(params)
         case "stop":
@@ -44,9 +52,9 @@ struct DevicesCommand: BlectlCommand {
         let result = try context.connect().call("central.devices")
         context.show(result) { result in
             let rows = (result["devices"]?.arrayValue ?? []).map { device in
-                ["address", "name", "rssi", "connected"].map { Output.cell(device[$0]) }
+                ["id", "name", "rssi", "connected"].map { Output.cell(device[$0]) }
             }
-            return Output.grid(["ADDRESS", "NAME", "RSSI", "CONNECTED"], rows)
+            return Output.grid(["ID", "NAME", "RSSI", "CONNECTED"], rows)
         }
         return 0
     }
@@ -72,7 +80,7 @@ struct ConnectCommand: BlectlCommand {
         device = try Validate.device(try arguments.positional("DEVICE"))
     }
     func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
-        try DeviceCall(method: "central.connect", params: ["device": .string(device)]).run(context) { _ in
+        try DeviceCall(method: "central.connect", params: ["id": .string(device)]).run(context) { _ in
             "connected to \(device)"
         }
     }
@@ -86,7 +94,7 @@ struct DisconnectCommand: BlectlCommand {
         device = try Validate.device(try arguments.positional("DEVICE"))
     }
     func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
-        try DeviceCall(method: "central.disconnect", params: ["device": .string(device)]).run(context) { _ in
+        try DeviceCall(method: "central.disconnect", params: ["id": .string(device)]).run(context) { _ in
             "disconnected from \(device)"
         }
     }
@@ -100,18 +108,8 @@ struct ServicesCommand: BlectlCommand {
         device = try Validate.device(try arguments.positional("DEVICE"))
     }
     func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
-        try DeviceCall(method: "central.services", params: ["device": .string(device)]).run(context) { result in
-            var rows: [[String]] = []
-            for service in result["services"]?.arrayValue ?? [] {
-                rows.append(["service", Output.cell(service["uuid"]), ""])
-                for characteristic in service["characteristics"]?.arrayValue ?? [] {
-                    let properties = (characteristic["properties"]?.arrayValue ?? []).map(Output.cell)
-                    rows.append([
-                        "  characteristic", Output.cell(characteristic["uuid"]), properties.joined(separator: ","),
-                    ])
-                }
-            }
-            return Output.grid(["KIND", "UUID", "PROPERTIES"], rows)
+        try DeviceCall(method: "central.services", params: ["id": .string(device)]).run(context) {
+            Output.servicesGrid($0)
         }
     }
 }
@@ -126,7 +124,7 @@ struct ReadCommand: BlectlCommand {
         characteristic = try Validate.uuid(try arguments.positional("CHARACTERISTIC"))
     }
     func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
-        let params: JSON = ["device": .string(device), "characteristic": .string(characteristic)]
+        let params: JSON = ["id": .string(device), "characteristic": .string(characteristic)]
         return try DeviceCall(method: "central.read", params: params).run(context) { Output.cell($0["value"]) }
     }
 }
@@ -143,7 +141,7 @@ struct WriteCommand: BlectlCommand {
         let text = try arguments.positional("VALUE")
         let value = hex ? try Validate.hexBytes(text) : Validate.hex(ofText: text)
         params = [
-            "device": .string(device), "characteristic": .string(characteristic), "value": .string(value),
+            "id": .string(device), "characteristic": .string(characteristic), "value": .string(value),
             "withResponse": .bool(!withoutResponse),
         ]
     }
@@ -159,7 +157,7 @@ struct SubscribeCommand: BlectlCommand {
     init(_ arguments: inout ArgumentCursor) throws(UsageError) {
         let device = try Validate.device(try arguments.positional("DEVICE"))
         let characteristic = try Validate.uuid(try arguments.positional("CHARACTERISTIC"))
-        params = ["device": .string(device), "characteristic": .string(characteristic)]
+        params = ["id": .string(device), "characteristic": .string(characteristic)]
     }
     func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
         let client = try context.connect()

@@ -49,8 +49,21 @@ enum Output {
     }
 
     /// A JSON value as text for a table cell: strings bare, others as JSON.
+    /// A `services` result (central.services, peripheral.services) as a table.
+    static func servicesGrid(_ result: JSON) -> String {
+        var rows: [[String]] = []
+        for service in result["services"]?.arrayValue ?? [] {
+            rows.append(["service", cell(service["uuid"]), ""])
+            for characteristic in service["characteristics"]?.arrayValue ?? [] {
+                let properties = (characteristic["properties"]?.arrayValue ?? []).map(cell)
+                rows.append(["  characteristic", cell(characteristic["uuid"]), properties.joined(separator: ",")])
+            }
+        }
+        return grid(["KIND", "UUID", "PROPERTIES"], rows)
+    }
+
     static func cell(_ value: JSON?) -> String {
-        guard let value else { return "-" }
+        guard let value, value != .null else { return "-" }
         return value.stringValue ?? value.serialized()
     }
 

@@ -13,16 +13,24 @@ enum Usage {
           call METHOD [PARAMS_JSON]       call any method, such as a plugin's
 
         Central commands (the central role):
-          scan start [--duration SECONDS] [--service UUID]...
+          scan start [--duration SECONDS] [--service UUID]... [--rssi DBM] [--name PATTERN] [--duplicates]
           scan stop
           devices                         list discovered devices
-          connect DEVICE                  connect to DEVICE (an address such as AA:BB:CC:DD:EE:FF)
+          connect DEVICE                  connect to DEVICE (an id as `blectl devices` lists it)
           disconnect DEVICE
           services DEVICE                 list the GATT services of a connected device
           read DEVICE CHARACTERISTIC      read a value (CHARACTERISTIC is a UUID)
           write DEVICE CHARACTERISTIC VALUE [--hex] [--without-response]
                                           write VALUE as UTF-8 text, or as hex bytes with --hex
           subscribe DEVICE CHARACTERISTIC stream the characteristic's values until interrupted
+
+        Peripheral commands (the peripheral role):
+          advertise start [--name NAME] [--service UUID]...
+          advertise stop
+          published                       list the services this node publishes
+          update CHARACTERISTIC VALUE [--hex]
+                                          notify subscribers of a new value (UTF-8, or hex with --hex)
+          subscribers [CHARACTERISTIC]    list the centrals subscribed
 
         Options:
           --socket PATH   the agent's control socket (default: $BLEAGENT_SOCKET, else /run/bleagent/control.sock)

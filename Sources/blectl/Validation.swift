@@ -4,13 +4,13 @@ enum Validate {
         (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
     }
 
-    /// A Bluetooth device address such as `AA:BB:CC:DD:EE:FF`, upper-cased.
+    /// A device id (the UUID `central.devices` lists), lower-cased.
     static func device(_ text: String) throws(UsageError) -> String {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 6, parts.allSatisfy({ $0.utf8.count == 2 && $0.utf8.allSatisfy(isHex) }) else {
-            throw UsageError("\"\(text)\" is not a device address (such as AA:BB:CC:DD:EE:FF)")
+        let groups = text.split(separator: "-", omittingEmptySubsequences: false).map(\.utf8.count)
+        guard groups == [8, 4, 4, 4, 12], text.utf8.allSatisfy({ isHex($0) || $0 == UInt8(ascii: "-") }) else {
+            throw UsageError("\"\(text)\" is not a device id (a UUID as `blectl devices` lists it)")
         }
-        return text.uppercased()
+        return text.lowercased()
     }
 
     /// A UUID: 16-bit (`2a37`), 32-bit (`0000180d`) or 128-bit

@@ -112,6 +112,32 @@ struct ConfigTests {
         #expect(issues("missing-selected-role.json") == ["roles.peripheral: missing required field"])
     }
 
+    @Test(
+        "sim settings resolve against the config's directory; defaults: the shipped scenario, a runtime directory beside the socket"
+    )
+    func simSettings() throws {
+        let config = try AgentConfig.load(from: "\(fixtures)/valid-sim.json")
+        #expect(config.sim.binary == "\(fixtures)/bin/blesim")
+        #expect(config.sim.scenario == "\(fixtures)/scenarios/shop.json")
+        #expect(config.sim.runtimeDirectory == "\(fixtures)/run/sim")
+        #expect(config.sim.readyDeadline == .seconds(30))
+        let defaults = try AgentConfig.load(from: "\(fixtures)/valid-minimal.json")
+        #expect(defaults.sim.binary == nil)
+        #expect(defaults.sim.scenario == "\(fixtures)/sim/scenarios/default.json")
+        #expect(defaults.sim.dbusDaemon == "/usr/bin/dbus-daemon")
+    }
+
+    @Test("bad sim settings are reported with their field paths")
+    func badSim() {
+        #expect(
+            issues("bad-sim.json") == [
+                "sim.binary: expected a string, found an integer",
+                "sim.runtimeDirectory: \"/tmp/a-directory-name-that-is-far-too-long-for-the-private-bus-socket-to-fit-under-it-really-much-too-long\" is too long to hold the private bus's socket (at most 94 bytes)",
+                "sim.readySeconds: expected an integer from 1 to 600, found 0",
+                "sim.speed: unknown field",
+            ])
+    }
+
     @Test("every bad user id is reported with its index")
     func badUids() {
         #expect(

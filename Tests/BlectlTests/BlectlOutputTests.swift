@@ -69,13 +69,13 @@ struct BlectlOutputTests {
             (["frobnicate"], "unknown command \"frobnicate\""),
             ([], "missing command"),
             (["connect"], "missing DEVICE"),
-            (["connect", "not-an-address"], "\"not-an-address\" is not a device address (such as AA:BB:CC:DD:EE:FF)"),
+            (["connect", "not-an-id"], "\"not-an-id\" is not a device id (a UUID as `blectl devices` lists it)"),
             (
-                ["write", "AA:BB:CC:DD:EE:FF", "2a37", "xyz", "--hex"],
+                ["write", "abb607b0-7788-5544-ba9e-0042419e813b", "2a37", "xyz", "--hex"],
                 "\"xyz\" is not hex bytes (an even number of hex digits, such as 0a1b or 0a:1b)"
             ),
             (
-                ["read", "AA:BB:CC:DD:EE:FF", "12345"],
+                ["read", "abb607b0-7788-5544-ba9e-0042419e813b", "12345"],
                 "\"12345\" is not a UUID (such as 2a37 or 00002a37-0000-1000-8000-00805f9b34fb)"
             ),
             (
@@ -105,17 +105,23 @@ struct BlectlOutputTests {
                 == "blectl: agent unreachable: cannot connect to /nonexistent/agent.sock: No such file or directory\n")
     }
 
-    @Test("an agent error exits 1: a planned central method the agent does not have yet, and a rejected reload")
+    @Test(
+        "an agent error exits 1: a central method while the central role is not running (-32011), and a rejected reload"
+    )
     func agentErrors() throws {
         let agent = try RunningAgent()
         let devices = try blectl(["--socket", agent.socketPath, "devices"])
         #expect(devices.status == 1)
         #expect(devices.stdout == "")
-        #expect(devices.stderr == "blectl: agent error: method not found: central.devices (-32601)\n")
+        #expect(devices.stderr == "blectl: agent error: the central role is not running (-32011)\n")
 
-        let write = try blectl(["--socket", agent.socketPath, "--json", "write", "aa:bb:cc:dd:ee:ff", "2A37", "hi"])
+        let write = try blectl([
+            "--socket", agent.socketPath, "--json", "write", "abb607b0-7788-5544-ba9e-0042419e813b", "2A37", "hi",
+        ])
         #expect(write.status == 1)
-        #expect(write.stdout == #"{"code":-32601,"message":"method not found: central.write"}"# + "\n")
+        #expect(
+            write.stdout
+                == #"{"code":-32011,"message":"the central role is not running","data":{"role":"central"}}"# + "\n")
 
         writeFile(agent.configPath, #"{"version":1,"role":"central","backend":"ble","roles":{}}"#)
         let reload = try blectl(["--socket", agent.socketPath, "reload"])
@@ -145,8 +151,23 @@ struct BlectlOutputTests {
                   "agent.reload",
                   "agent.shutdown",
                   "agent.status",
+                  "central.connect",
+                  "central.devices",
+                  "central.disconnect",
+                  "central.read",
+                  "central.scan.start",
+                  "central.scan.stop",
+                  "central.services",
+                  "central.subscribe",
+                  "central.unsubscribe",
+                  "central.write",
                   "events.subscribe",
-                  "events.unsubscribe"
+                  "events.unsubscribe",
+                  "peripheral.advertising.start",
+                  "peripheral.advertising.stop",
+                  "peripheral.services",
+                  "peripheral.subscribers",
+                  "peripheral.update"
                 ]
 
                 """)

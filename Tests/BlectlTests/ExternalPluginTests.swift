@@ -61,6 +61,7 @@ struct ExternalPluginTests {
             config: """
                 {"version":1,"role":"peripheral","backend":"sim","control":{"socket":"run/control.sock"},
                  "restore":{"stateDirectory":"state"},"pluginDirectory":"\(work)/plugins",
+                 "sim":{"scenario":"\(repositoryRoot)/sim/scenarios/default.json"},
                  "roles":{"peripheral":{"plugin":"HelloPlugin","config":{"greeting":"hej"}}}}
                 """)
         #expect(agent.readyMessage == "READY=1\nSTATUS=peripheral role running (config \(agent.configPath))")

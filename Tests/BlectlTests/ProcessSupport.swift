@@ -66,6 +66,27 @@ final class Child {
         close(stderrFD)
     }
 
+    private var stdoutSoFar: [UInt8] = []
+
+    /// What stderr has shown so far (read by ``waitForStderr(containing:)``).
+    var stderrText: String { String(decoding: stderrSoFar, as: UTF8.self) }
+
+    /// Reads stdout until it contains `text` (or ends, or the deadline passes).
+    func waitForStdout(containing text: String) -> Bool {
+        while !String(decoding: stdoutSoFar, as: UTF8.self).contains(text) {
+            var poller = pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, deadlineMilliseconds) == 1 else {
+                Issue.record("child \(pid) did not print \"\(text)\" within the deadline")
+                return false
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = read(stdoutFD, &chunk, chunk.count)
+            if count <= 0 { return false }
+            stdoutSoFar += chunk[..<count]
+        }
+        return true
+    }
+
     /// Reads stderr until it contains `text` (or ends, or the deadline passes).
     func waitForStderr(containing text: String) -> Bool {
         while !String(decoding: stderrSoFar, as: UTF8.self).contains(text) {
@@ -192,6 +213,7 @@ final class RunningAgent {
               "control": { "socket": "run/control.sock"\(extra) },
               "restore": { "stateDirectory": "state" },
               "pluginDirectory": "\(directory)",
+              "sim": { "scenario": "\(repositoryRoot)/sim/scenarios/default.json" },
               "roles": {
                 "central": { "plugin": "\(central)", "config": { "heartbeatSeconds": 0 } },
                 "peripheral": { "plugin": "\(peripheral)" }

@@ -28,6 +28,8 @@ final class DiagnosticsPlugin: RolePlugin {
             ]
         }
         try context.methods.register("diag.echo") { call in call.params ?? .null }
+        let context = self.context
+        try context.methods.register("diag.ble") { _ in Self.bleReport(context) }
         if config.heartbeatSeconds > 0 {
             let events = context.events
             let seconds = config.heartbeatSeconds
@@ -55,6 +57,27 @@ final class DiagnosticsPlugin: RolePlugin {
     }
 
     private var startCount: Int64 { starts.withLock { $0 } }
+
+    /// Which BLE manager the context gave this role and its state; asking for
+    /// the other role's manager is refused (the typed accessors).
+    static func bleReport(_ context: RoleContext) -> JSON {
+        switch context.role {
+        case .central:
+            guard let central = try? context.central() else { return ["manager": "none"] }
+            let refused = (try? context.peripheral()) == nil
+            return [
+                "manager": "central", "state": .string(central.currentState.rawValue),
+                "otherRoleRefused": .bool(refused),
+            ]
+        case .peripheral:
+            guard let peripheral = try? context.peripheral() else { return ["manager": "none"] }
+            let refused = (try? context.central()) == nil
+            return [
+                "manager": "peripheral", "state": .string(peripheral.currentState.rawValue),
+                "otherRoleRefused": .bool(refused),
+            ]
+        }
+    }
 
     /// Increments the start counter kept in the state directory.
     private func recordStart() throws(PluginStateError) -> Int64 {

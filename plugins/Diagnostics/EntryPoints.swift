@@ -10,7 +10,8 @@ public func diagnosticsABIVersion() -> UInt32 { PluginABI.version }
 public func diagnosticsDescriptor() -> UnsafeMutableRawPointer {
     PluginDescriptor(
         name: "Diagnostics", namespace: "diag", roles: [.central, .peripheral],
-        summary: "checks the plugin path end to end: diag.ping, diag.echo and a heartbeat event"
+        summary:
+            "checks the plugin path end to end: diag.ping, diag.echo, diag.ble (the role's BLE manager) and a heartbeat event"
     ) { context in
         try DiagnosticsPlugin(context: context)
     }.exported()

@@ -28,11 +28,14 @@ public enum PluginABI {
     /// what they reference, including the JSON and GATT modules) changes in a
     /// way a plugin compiled earlier could not survive.
     ///
+    /// Version 2: ``RoleContext`` carries the role's BLE manager
+    /// (``RoleContext/central`` / ``RoleContext/peripheral``).
+    ///
     /// Emitted into the client: a plugin's `bleagent_plugin_abi_version`
     /// returns the value of the core it was *compiled* against, not of the
     /// core it runs with, which is what makes the check meaningful.
     @_alwaysEmitIntoClient
-    public static var version: UInt32 { 1 }
+    public static var version: UInt32 { 2 }
 
     /// The name of the C function returning the plugin's ABI version.
     public static let abiVersionSymbol = "bleagent_plugin_abi_version"

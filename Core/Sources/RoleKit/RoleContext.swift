@@ -1,16 +1,11 @@
+import BLE
 import JSON
 
 /// Everything a plugin instance is given for one start: its role, its config,
-/// a logger, a state store, and the agent's control API and event stream.
+/// a logger, a state store, the agent's control API and event stream, and the
+/// BLE manager of its role.
 ///
 /// The agent builds it; the plugin keeps it for its lifetime.
-///
-/// **Extension point for the BLE API.** The BLE managers for the role (a
-/// `CentralManager` for ``PluginRole/central``, a `PeripheralManager` for
-/// ``PluginRole/peripheral``) join this struct as new stored properties when
-/// the `BLE` module lands in the core; that change bumps
-/// ``PluginABI/version``. Until then a plugin has no BLE access, and nothing
-/// here pretends to offer it.
 public struct RoleContext: Sendable {
     /// The role this instance runs in (a plugin may serve both).
     public let role: PluginRole
@@ -25,11 +20,14 @@ public struct RoleContext: Sendable {
     public let methods: any PluginMethodRegistrar
     /// Publishes `plugin` events.
     public let events: any PluginEventSink
+    /// The role's BLE manager, as the agent made it.
+    public let manager: RoleManager
 
-    /// A context (built by the agent, or by a test harness).
+    /// A context (built by the agent, or by a test harness). `manager`
+    /// must match `role` (``RoleManager/none`` for a harness without BLE).
     public init(
         role: PluginRole, config: JSON, logger: PluginLogger, state: PluginStateStore,
-        methods: any PluginMethodRegistrar, events: any PluginEventSink
+        methods: any PluginMethodRegistrar, events: any PluginEventSink, manager: RoleManager = .none
     ) {
         self.role = role
         self.config = config
@@ -37,5 +35,57 @@ public struct RoleContext: Sendable {
         self.state = state
         self.methods = methods
         self.events = events
+        self.manager = manager
+    }
+
+    /// The central manager, in the central role.
+    ///
+    /// - Throws: ``RoleContextError/wrongRole(_:)`` in the peripheral role,
+    ///   ``RoleContextError/noManager`` when the agent gave none.
+    public func central() throws(RoleContextError) -> CentralManager {
+        switch manager {
+        case .central(let central): return central
+        case .peripheral: throw .wrongRole(role)
+        case .none: throw .noManager
+        }
+    }
+
+    /// The peripheral manager, in the peripheral role.
+    ///
+    /// - Throws: ``RoleContextError/wrongRole(_:)`` in the central role,
+    ///   ``RoleContextError/noManager`` when the agent gave none.
+    public func peripheral() throws(RoleContextError) -> PeripheralManager {
+        switch manager {
+        case .peripheral(let peripheral): return peripheral
+        case .central: throw .wrongRole(role)
+        case .none: throw .noManager
+        }
+    }
+}
+
+/// The BLE manager of one role: a plugin gets exactly the one for its role.
+public enum RoleManager: Sendable {
+    /// The central role's manager.
+    case central(CentralManager)
+    /// The peripheral role's manager.
+    case peripheral(PeripheralManager)
+    /// No BLE (a test harness).
+    case none
+}
+
+/// Asking a ``RoleContext`` for the wrong role's manager.
+public enum RoleContextError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The plugin runs in this role, which has the other manager.
+    case wrongRole(PluginRole)
+    /// The agent gave this context no BLE manager.
+    case noManager
+
+    /// One sentence.
+    public var description: String {
+        switch self {
+        case .wrongRole(let role):
+            "a plugin in the \(role) role has only the \(role) manager; the other role's manager is not available"
+        case .noManager: "this context has no BLE manager"
+        }
     }
 }

@@ -59,6 +59,31 @@ public struct AgentConfig: Sendable, Hashable {
         }
     }
 
+    /// The embedded simulator's settings (used with ``Backend/sim``).
+    public struct Sim: Sendable, Hashable {
+        /// The blesim executable; nil: `blesim` next to the running bleagent.
+        public var binary: String?
+        /// The absolute path of the scenario blesim serves.
+        public var scenario: String
+        /// The dbus-daemon executable for the private bus.
+        public var dbusDaemon: String
+        /// The absolute directory for the private bus's config and socket.
+        public var runtimeDirectory: String
+        /// How long the bus and blesim each have to report ready.
+        public var readyDeadline: Duration
+
+        /// Sim settings.
+        public init(
+            binary: String?, scenario: String, dbusDaemon: String, runtimeDirectory: String, readyDeadline: Duration
+        ) {
+            self.binary = binary
+            self.scenario = scenario
+            self.dbusDaemon = dbusDaemon
+            self.runtimeDirectory = runtimeDirectory
+            self.readyDeadline = readyDeadline
+        }
+    }
+
     /// The absolute path of the file this config was read from.
     public var file: String
     /// The config format version (always 1 today).
@@ -75,6 +100,8 @@ public struct AgentConfig: Sendable, Hashable {
     public var control: Control
     /// The absolute directory plugins are loaded from.
     public var pluginDirectory: String
+    /// The embedded simulator's settings (read whatever the backend).
+    public var sim: Sim
     /// The settings of each configured role; always holds ``role``.
     public var roles: [Role: RoleSettings]
 
@@ -125,9 +152,10 @@ extension AgentConfig {
         let control = Self.readControl(&top, directory: directory)
         let pluginDirectory = top.nonEmptyString("pluginDirectory").map { FilePath.absolute($0, relativeTo: directory) }
         let roles = Self.readRoles(&top, selected: role)
+        let sim = Self.readSim(&top, directory: directory, control: control)
         top.finish()
         issues += top.issues
-        guard issues.isEmpty, let version, let role, let restore, let control, let roles else {
+        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim else {
             throw ConfigError(file: reportedAs ?? file, issues: issues)
         }
         self.file = file
@@ -139,6 +167,45 @@ extension AgentConfig {
         self.control = control
         self.pluginDirectory = pluginDirectory ?? "/usr/lib/bleagent/plugins"
         self.roles = roles
+        self.sim = sim
+    }
+
+    private static func readSim(_ top: inout ConfigReader, directory: String, control: Control?) -> Sim? {
+        let socketDirectory = FilePath.directory(of: control?.socketPath ?? "/run/bleagent/control.sock")
+        var sim = Sim(
+            binary: nil, scenario: FilePath.absolute("sim/scenarios/default.json", relativeTo: directory),
+            dbusDaemon: "/usr/bin/dbus-daemon", runtimeDirectory: "\(socketDirectory)/sim", readyDeadline: .seconds(10))
+        guard top.object["sim"] != nil else { return sim }
+        guard var reader = top.object("sim") else { return nil }
+        if let binary = reader.nonEmptyString("binary") {
+            sim.binary = FilePath.absolute(binary, relativeTo: directory)
+        }
+        if let scenario = reader.nonEmptyString("scenario") {
+            sim.scenario = FilePath.absolute(scenario, relativeTo: directory)
+        }
+        if let daemon = reader.nonEmptyString("dbusDaemon") {
+            sim.dbusDaemon = FilePath.absolute(daemon, relativeTo: directory)
+        }
+        if let runtime = reader.nonEmptyString("runtimeDirectory") {
+            let absolute = FilePath.absolute(runtime, relativeTo: directory)
+            if absolute.utf8.count + "/sim-bus.sock".utf8.count >= 108 {
+                reader.issue(
+                    "runtimeDirectory",
+                    "\"\(absolute)\" is too long to hold the private bus's socket (at most 94 bytes)")
+            } else {
+                sim.runtimeDirectory = absolute
+            }
+        }
+        if let seconds = reader.int("readySeconds") {
+            if (1...600).contains(seconds) {
+                sim.readyDeadline = .seconds(seconds)
+            } else {
+                reader.issue("readySeconds", "expected an integer from 1 to 600, found \(seconds)")
+            }
+        }
+        reader.finish()
+        top.absorb(reader)
+        return reader.issues.isEmpty ? sim : nil
     }
 
     private static func readAdapter(_ top: inout ConfigReader) -> String? {

@@ -32,6 +32,8 @@ public final class RoleHost: Sendable {
         var stateDirectory: String
         var backend: AgentConfig.Backend
         var adapter: String
+        var restore: AgentConfig.Restore
+        var sim: AgentConfig.Sim
 
         init?(_ config: AgentConfig) {
             guard let settings = config.selectedRole else { return nil }
@@ -41,6 +43,8 @@ public final class RoleHost: Sendable {
             stateDirectory = config.restore.stateDirectory
             backend = config.backend
             adapter = config.adapter
+            restore = config.restore
+            sim = config.sim
         }
     }
 
@@ -48,6 +52,7 @@ public final class RoleHost: Sendable {
         var spec: Spec
         var plugin: any RolePlugin
         var bridge: PluginBridge
+        var opened: BackendFactory.Opened?
     }
 
     private struct State {
@@ -63,13 +68,17 @@ public final class RoleHost: Sendable {
     private let registry: MethodRegistry
     private let bus: EventBus
     private let options: Options
+    private let backends: BackendFactory?
+    private let observer = Mutex<(@Sendable (RoleManager) -> Void)?>(nil)
     private let log: @Sendable (String) -> Void
 
-    /// A host that loads plugins with `loader` and wires them to `registry` and `bus`.
+    /// A host that loads plugins with `loader` and wires them to `registry`
+    /// and `bus`, with BLE managers from `backends` (nil: plugins get none).
     public init(
-        loader: PluginLoader, registry: MethodRegistry, bus: EventBus, options: Options = Options(),
-        log: @escaping @Sendable (String) -> Void
+        loader: PluginLoader, registry: MethodRegistry, bus: EventBus, backends: BackendFactory? = nil,
+        options: Options = Options(), log: @escaping @Sendable (String) -> Void
     ) {
+        self.backends = backends
         self.loader = loader
         self.registry = registry
         self.bus = bus
@@ -79,6 +88,15 @@ public final class RoleHost: Sendable {
 
     /// The role state now.
     public var status: RoleStatus { state.withLock { $0.status } }
+
+    /// Calls `observer` with each started role's manager, and with
+    /// ``RoleManager/none`` when it stops (the control methods follow it).
+    public func observeManagers(_ observer: @escaping @Sendable (RoleManager) -> Void) {
+        self.observer.withLock { $0 = observer }
+    }
+
+    /// The running role's BLE manager (``RoleManager/none`` when no role runs).
+    public var manager: RoleManager { state.withLock { $0.running?.opened?.manager } ?? .none }
 
     /// Makes `config`'s role run: starts it if nothing runs, restarts it if
     /// its role, plugin, plugin config, directories, backend or adapter
@@ -130,29 +148,42 @@ public final class RoleHost: Sendable {
         } catch {
             return fail(spec, "cannot load plugin \"\(name)\": \(error)", trigger: trigger)
         }
+        var opened: BackendFactory.Opened?
+        if let backends {
+            do {
+                opened = try await backends.open(
+                    spec.role, backend: spec.backend, adapter: spec.adapter, restore: spec.restore, sim: spec.sim)
+            } catch {
+                return fail(spec, "cannot open the \(spec.backend.rawValue) backend: \(error)", trigger: trigger)
+            }
+        }
         let bridge = PluginBridge(namespace: descriptor.namespace, registry: registry, bus: bus)
         let log = self.log
         let context = RoleContext(
             role: role, config: spec.settings.config,
             logger: PluginLogger { level, message in log("[\(name)] \(level.rawValue): \(message)") },
-            state: store, methods: bridge, events: bridge)
+            state: store, methods: bridge, events: bridge, manager: opened?.manager ?? .none)
         let plugin: any RolePlugin
         do {
             plugin = try descriptor.factory(context)
         } catch {
             bridge.deactivate()
+            await opened?.close()
             return fail(spec, "plugin \"\(name)\" rejected its context: \(error)", trigger: trigger)
         }
         switch await Deadline.run(within: options.startDeadline, { try await plugin.start() }) {
         case .success:
-            state.withLock { $0.running = Running(spec: spec, plugin: plugin, bridge: bridge) }
+            state.withLock { $0.running = Running(spec: spec, plugin: plugin, bridge: bridge, opened: opened) }
+            if let opened { observer.withLock { $0 }?(opened.manager) }
             publish(RoleStatus(phase: .running, role: spec.role, plugin: name), trigger: trigger)
         case .failure(let error):
             bridge.deactivate()
             _ = await Deadline.run(within: options.stopDeadline) { await plugin.stop() }
+            await opened?.close()
             fail(spec, "plugin \"\(name)\" failed to start: \(error)", trigger: trigger)
         case nil:
             bridge.deactivate()
+            await opened?.close()
             fail(
                 spec, "plugin \"\(name)\" did not start within \(options.startDeadline.components.seconds) s",
                 trigger: trigger)
@@ -172,8 +203,11 @@ public final class RoleHost: Sendable {
         let name = running.spec.settings.plugin
         publish(RoleStatus(phase: .stopping, role: running.spec.role, plugin: name), trigger: trigger)
         running.bridge.deactivate()
+        if running.opened != nil { observer.withLock { $0 }?(.none) }
         let plugin = running.plugin
-        if await Deadline.run(within: options.stopDeadline, { await plugin.stop() }) == nil {
+        let stopped = await Deadline.run(within: options.stopDeadline, { await plugin.stop() })
+        if let opened = running.opened { _ = await Deadline.run(within: options.stopDeadline) { await opened.close() } }
+        if stopped == nil {
             let note =
                 "plugin \"\(name)\" did not stop within \(options.stopDeadline.components.seconds) s; continuing without it"
             publish(RoleStatus(phase: .stopped, role: running.spec.role, plugin: name, reason: note), trigger: trigger)

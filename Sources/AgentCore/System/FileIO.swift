@@ -19,6 +19,19 @@ enum FileIO {
             if bytes.count > limit { throw SystemError("read \(path): larger than \(limit) bytes", errno: EFBIG) }
         }
     }
+
+    /// Replaces the file at `path` with `bytes` (created with `mode`).
+    static func writeAll(_ path: String, _ bytes: [UInt8], mode: mode_t) throws(SystemError) {
+        let fd = try retryingEINTR("open \(path)") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
+        defer { close(fd) }
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            let count = try retryingEINTR("write \(path)") {
+                rest.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            }
+            rest = rest.dropFirst(count)
+        }
+    }
 }
 
 /// Path arithmetic for config paths (no normalisation beyond what is needed).

@@ -1,0 +1,264 @@
+import BLE
+import ControlProtocol
+import GATT
+import JSON
+import RoleKit
+import Synchronization
+
+/// The `central.*` methods over the running central role's manager: a scan
+/// the control API owns (its discoveries fill the device table and become
+/// `discovered` events), connections, GATT reads, writes and subscriptions
+/// (whose values become `value` events). Bound to a manager when the central
+/// role starts, unbound when it stops; while unbound every method fails with
+/// -32011.
+public final class CentralControl: Sendable {
+    struct Row: Sendable {
+        var name: String?
+        var rssi: Int?
+        var services: [BluetoothUUID]
+    }
+
+    struct State: Sendable {
+        var central: CentralManager?
+        var scan: Task<Void, Never>?
+        var devices: [PeripheralIdentifier: Row] = [:]
+        var subscriptions: [String: Task<Void, Never>] = [:]
+        var watchers: [Task<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+    private let bus: EventBus
+
+    /// Methods publishing their events on `bus`.
+    public init(bus: EventBus) {
+        self.bus = bus
+    }
+
+    /// Starts serving `central` (nil: stops serving; scans and value streams end).
+    public func bind(_ central: CentralManager?) {
+        let old = state.withLock { state in
+            defer { state = State(central: central) }
+            return state
+        }
+        old.scan?.cancel()
+        old.subscriptions.values.forEach { $0.cancel() }
+        old.watchers.forEach { $0.cancel() }
+        guard let central else { return }
+        let bus = self.bus
+        let connections = Task {
+            for await event in central.connectionEvents() {
+                switch event {
+                case .connected(let id): bus.publish(.connected, ["id": .string(id.uuidString)])
+                case .failedToConnect(let id, let error):
+                    bus.publish(.disconnected, ["id": .string(id.uuidString), "error": .string("\(error)")])
+                case .disconnected(let id, let error):
+                    bus.publish(
+                        .disconnected, ["id": .string(id.uuidString), "error": error.map { .string("\($0)") } ?? .null])
+                }
+            }
+        }
+        let states = Task {
+            for await ble in central.stateUpdates() {
+                bus.publish(.state, ["agentState": "ble", "role": "central", "bleState": .string(ble.rawValue)])
+            }
+        }
+        state.withLock { $0.watchers = [connections, states] }
+    }
+
+    /// Registers every `central.*` method.
+    public func register(in registry: MethodRegistry) throws(RegistrationError) {
+        try registry.registerBuiltin("central.scan.start") { [self] call in try await scanStart(call) }
+        try registry.registerBuiltin("central.scan.stop") { [self] _ in
+            let (_, task) = try running(stoppingScan: true)
+            task?.cancel()
+            return ["scanning": false]
+        }
+        try registry.registerBuiltin("central.devices") { [self] _ in devices(try running().0) }
+        try registry.registerBuiltin("central.connect") { [self] call in
+            let (central, peripheral) = try peripheral(call)
+            do { try await central.connect(peripheral) } catch { throw BLEParams.rpc(error) }
+            return ["id": .string(peripheral.identifier.uuidString), "connected": true]
+        }
+        try registry.registerBuiltin("central.disconnect") { [self] call in
+            let (central, peripheral) = try peripheral(call)
+            do { try await central.cancelConnection(peripheral) } catch { throw BLEParams.rpc(error) }
+            return ["id": .string(peripheral.identifier.uuidString), "connected": false]
+        }
+        try registry.registerBuiltin("central.services") { [self] call in try await services(call) }
+        try registry.registerBuiltin("central.read") { [self] call in
+            let (peripheral, characteristic) = try await characteristic(call)
+            do {
+                return ["value": .string(BLEParams.hex(try await peripheral.readValue(for: characteristic)))]
+            } catch { throw BLEParams.rpc(error) }
+        }
+        try registry.registerBuiltin("central.write") { [self] call in
+            let object = try BLEParams.object(call)
+            let bytes = try BLEParams.bytes(object)
+            let withResponse = object["withResponse"].map { $0.boolValue ?? true } ?? true
+            let (peripheral, characteristic) = try await characteristic(call)
+            do {
+                try await peripheral.writeValue(
+                    bytes, for: characteristic, type: withResponse ? .withResponse : .withoutResponse)
+            } catch { throw BLEParams.rpc(error) }
+            return ["written": .int(Int64(bytes.count))]
+        }
+        try registry.registerBuiltin("central.subscribe") { [self] call in try await subscribe(call, true) }
+        try registry.registerBuiltin("central.unsubscribe") { [self] call in try await subscribe(call, false) }
+    }
+
+    private func running(stoppingScan: Bool = false) throws(RPCError) -> (CentralManager, Task<Void, Never>?) {
+        let found = state.withLock { state -> (CentralManager, Task<Void, Never>?)? in
+            guard let central = state.central else { return nil }
+            let task = state.scan
+            if stoppingScan { state.scan = nil }
+            return (central, task)
+        }
+        guard let found else { throw BLEParams.notRunning("central") }
+        return found
+    }
+
+    private func scanStart(_ call: MethodCall) async throws -> JSON {
+        let object = try BLEParams.object(call)
+        let services = try BLEParams.uuids(object, "services")
+        var options = ScanOptions()
+        options.allowDuplicates = object["allowDuplicates"]?.boolValue ?? false
+        options.rssiThreshold = object["rssiThreshold"]?.intValue.map { Int($0) }
+        options.namePattern = try BLEParams.string(object, "namePattern", required: false)
+        let (central, previous) = try running(stoppingScan: true)
+        previous?.cancel()
+        let stream: AsyncStream<Discovery>
+        do { stream = try central.scanForPeripherals(withServices: services, options: options) } catch {
+            throw BLEParams.rpc(error)
+        }
+        let bus = self.bus
+        let task = Task { [weak self] in
+            for await found in stream {
+                self?.state.withLock { state in
+                    state.devices[found.identifier] = Row(
+                        name: found.name, rssi: found.rssi, services: found.advertisement.serviceUUIDs)
+                }
+                bus.publish(
+                    .discovered, Self.json(found.identifier, name: found.name, rssi: found.rssi, connected: nil))
+            }
+        }
+        state.withLock { $0.scan = task }
+        if let seconds = object["durationSeconds"]?.intValue {
+            guard (1...86_400).contains(seconds) else {
+                task.cancel()
+                throw RPCError.invalidParams("\"durationSeconds\" must be from 1 to 86400")
+            }
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(seconds))
+                // Only this scan: a later central.scan.start replaced it and owns its own duration.
+                let mine = self?.state.withLock { state -> Bool in
+                    guard state.scan == task else { return false }
+                    state.scan = nil
+                    return true
+                }
+                if mine == true { task.cancel() }
+            }
+        }
+        return ["scanning": true, "durationSeconds": object["durationSeconds"] ?? .null]
+    }
+
+    private func devices(_ central: CentralManager) -> JSON {
+        let rows = state.withLock { $0.devices }
+        let connected = Set(central.retrieveConnectedPeripherals(withServices: []).map(\.identifier))
+        let sorted = rows.sorted { ($0.value.rssi ?? -999, $1.key) > ($1.value.rssi ?? -999, $0.key) }
+        return [
+            "devices": .array(
+                sorted.map {
+                    Self.json($0.key, name: $0.value.name, rssi: $0.value.rssi, connected: connected.contains($0.key))
+                })
+        ]
+    }
+
+    static func json(_ id: PeripheralIdentifier, name: String?, rssi: Int?, connected: Bool?) -> JSON {
+        var object: JSONObject = [
+            "id": .string(id.uuidString), "name": name.map(JSON.string) ?? .null,
+            "rssi": rssi.map { .int(Int64($0)) } ?? .null,
+        ]
+        if let connected { object["connected"] = .bool(connected) }
+        return .object(object)
+    }
+
+    private func peripheral(_ call: MethodCall) throws -> (CentralManager, Peripheral) {
+        let object = try BLEParams.object(call)
+        let id = try BLEParams.identifier(object)
+        let (central, _) = try running()
+        guard let peripheral = central.retrievePeripherals(withIdentifiers: [id]).first else {
+            throw RPCError(.invalidParams, "no device \(id.uuidString) is known (scan first)")
+        }
+        return (central, peripheral)
+    }
+
+    private func discovered(_ peripheral: Peripheral) async throws -> [(RemoteService, [RemoteCharacteristic])] {
+        do {
+            var result: [(RemoteService, [RemoteCharacteristic])] = []
+            for service in try await peripheral.discoverServices() {
+                result.append((service, try await peripheral.discoverCharacteristics(nil, for: service)))
+            }
+            return result
+        } catch { throw BLEParams.rpc(error) }
+    }
+
+    private func services(_ call: MethodCall) async throws -> JSON {
+        let (_, peripheral) = try peripheral(call)
+        let services = try await discovered(peripheral)
+        return [
+            "id": .string(peripheral.identifier.uuidString),
+            "services": .array(
+                services.map { service, characteristics in
+                    [
+                        "uuid": .string(service.uuid.uuidString),
+                        "characteristics": .array(
+                            characteristics.map {
+                                [
+                                    "uuid": .string($0.uuid.uuidString),
+                                    "properties": BLEParams.properties($0.properties),
+                                ]
+                            }),
+                    ]
+                }),
+        ]
+    }
+
+    private func characteristic(_ call: MethodCall) async throws -> (Peripheral, RemoteCharacteristic) {
+        let object = try BLEParams.object(call)
+        let serviceUUID = try BLEParams.uuid(object, "service", required: false)
+        let uuid = try BLEParams.uuid(object, "characteristic")
+        let (_, peripheral) = try peripheral(call)
+        for (service, characteristics) in try await discovered(peripheral)
+        where serviceUUID == nil || service.uuid == serviceUUID {
+            if let match = characteristics.first(where: { $0.uuid == uuid }) { return (peripheral, match) }
+        }
+        throw BLEParams.rpc(
+            BLEError(
+                .characteristicNotFound, message: "no characteristic \(object["characteristic"]?.stringValue ?? "")"))
+    }
+
+    private func subscribe(_ call: MethodCall, _ enable: Bool) async throws -> JSON {
+        let (peripheral, characteristic) = try await characteristic(call)
+        let key = "\(peripheral.identifier.uuidString)/\(characteristic.objectPath)"
+        if enable {
+            let bus = self.bus
+            let id = peripheral.identifier.uuidString
+            let uuid = characteristic.uuid.uuidString
+            let values = peripheral.notifications(for: characteristic)
+            let task = Task {
+                for await value in values {
+                    bus.publish(
+                        .value,
+                        ["id": .string(id), "characteristic": .string(uuid), "value": .string(BLEParams.hex(value))])
+                }
+            }
+            state.withLock {
+                $0.subscriptions[key]?.cancel(); $0.subscriptions[key] = task
+            }
+        } else {
+            state.withLock { $0.subscriptions.removeValue(forKey: key)?.cancel() }
+        }
+        do { try await peripheral.setNotifyValue(enable, for: characteristic) } catch { throw BLEParams.rpc(error) }
+        return ["notifying": .bool(enable)]
+    }
+}

@@ -1,0 +1,150 @@
+import BLE
+import BlueZ
+import DBus
+import Glibc
+import RoleKit
+import Synchronization
+
+/// Makes the role's BLE manager from the config: for `bluez` on the system
+/// bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured), for `sim` on the private bus of
+/// the embedded simulator, which it starts (dbus-daemon, then blesim, each
+/// awaited on its ready output) and keeps across reloads while the backend
+/// stays `sim` with the same settings.
+public final class BackendFactory: Sendable {
+    /// A manager and how to take it down cleanly.
+    public struct Opened: Sendable {
+        /// The manager for the plugin's context.
+        public let manager: RoleManager
+        /// Stops scans, closes links, unregisters the application and
+        /// advertisement, and closes the bus connection.
+        public let close: @Sendable () async -> Void
+    }
+
+    private let simulator = Mutex<SimEnvironment?>(nil)
+    private let log: @Sendable (String) -> Void
+
+    /// A factory logging through `log`.
+    public init(log: @escaping @Sendable (String) -> Void) {
+        self.log = log
+    }
+
+    /// The private bus's address while the simulator runs.
+    public var simBusAddress: String? { simulator.withLock { $0?.busAddress } }
+
+    /// The simulator's child process ids (bus, blesim) while it runs.
+    public var simProcessIDs: [Int32] { simulator.withLock { $0.map { [$0.bus.pid, $0.blesim.pid] } ?? [] } }
+
+    /// Makes the simulator match `config`: started for `sim` (restarted if
+    /// its settings changed), stopped otherwise.
+    public func prepare(_ config: AgentConfig) async throws(ProcessFailure) {
+        try await prepare(backend: config.backend, sim: config.sim)
+    }
+
+    func prepare(backend: AgentConfig.Backend, sim: AgentConfig.Sim) async throws(ProcessFailure) {
+        let current = simulator.withLock { $0 }
+        if backend == .sim, let current, current.settings == sim, current.blesim.isRunning { return }
+        if let current {
+            simulator.withLock { $0 = nil }
+            log("sim: stopping blesim (pid \(current.blesim.pid)) and the private bus (pid \(current.bus.pid))")
+            await current.stop()
+        }
+        guard backend == .sim else { return }
+        var settings = sim
+        if settings.binary == nil { settings.binary = Self.besideExecutable("blesim") }
+        let started = try await SimEnvironment.start(settings, configured: sim, log: log)
+        simulator.withLock { $0 = started }
+    }
+
+    /// Stops the simulator, if it runs.
+    public func shutdown() async {
+        let current = simulator.withLock { state in
+            defer { state = nil }
+            return state
+        }
+        if let current {
+            log("sim: stopping blesim (pid \(current.blesim.pid)) and the private bus (pid \(current.bus.pid))")
+            await current.stop()
+        }
+    }
+
+    /// Connects to `backend`'s bus and makes `role`'s manager for `adapter`,
+    /// restoring state under `restore`.
+    func open(
+        _ role: AgentConfig.Role, backend: AgentConfig.Backend, adapter adapterName: String,
+        restore: AgentConfig.Restore, sim: AgentConfig.Sim
+    ) async throws -> Opened {
+        try await prepare(backend: backend, sim: sim)
+        do {
+            return try await openOnce(role, backend: backend, adapter: adapterName, restore: restore)
+        } catch {
+            // Seen once in a few runs right after a role switch on the sim
+            // (org.freedesktop.DBus.Error.NoReply); one more attempt on a fresh connection.
+            log("opening the \(backend.rawValue) backend failed (\(error)); trying once more")
+            return try await openOnce(role, backend: backend, adapter: adapterName, restore: restore)
+        }
+    }
+
+    private func openOnce(
+        _ role: AgentConfig.Role, backend: AgentConfig.Backend, adapter adapterName: String,
+        restore: AgentConfig.Restore
+    ) async throws -> Opened {
+        let connection: DBusConnection
+        do {
+            if backend == .sim {
+                guard let address = simBusAddress else { throw ProcessFailure("the simulator is not running") }
+                connection = try await DBusConnection.connect(address: address)
+            } else {
+                connection = try await DBusConnection.system()
+            }
+        } catch {
+            throw ProcessFailure("connecting to the \(backend.rawValue) bus: \(error)")
+        }
+        let adapter = "/org/bluez/\(adapterName)"
+        let store = RestorationStore(
+            directory: restore.stateDirectory, restoreIdentifier: "\(restore.identifier)-\(role.rawValue)")
+        switch role {
+        case .central:
+            let backend: BlueZCentralBackend
+            do {
+                backend = try await BlueZCentralBackend(connection: connection)
+            } catch {
+                await connection.close()
+                throw ProcessFailure("starting the central backend: \(error)")
+            }
+            let central = CentralManager(backend: backend, options: .init(adapter: adapter, restoration: store))
+            return Opened(manager: .central(central)) {
+                central.stopScan()
+                for peripheral in central.retrieveConnectedPeripherals(withServices: []) {
+                    try? await central.cancelConnection(peripheral)
+                }
+                backend.stop()
+                await connection.close()
+            }
+        case .peripheral:
+            let backend: BlueZPeripheralBackend
+            do {
+                backend = try await BlueZPeripheralBackend.start(connection: connection)
+            } catch {
+                await connection.close()
+                throw ProcessFailure("starting the peripheral backend: \(error)")
+            }
+            let peripheral = PeripheralManager(
+                backend: backend, options: .init(adapter: adapter, restoration: store))
+            return Opened(manager: .peripheral(peripheral)) {
+                try? await peripheral.stopAdvertising()
+                try? await peripheral.removeAllServices()
+                await backend.shutdown()
+                await connection.close()
+            }
+        }
+    }
+
+    /// `name` in the directory of the running executable (`/proc/self/exe`).
+    static func besideExecutable(_ name: String) -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return name }
+        let path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return FilePath.directory(of: path) + "/" + name
+    }
+}

@@ -1,0 +1,117 @@
+import Glibc
+
+/// The embedded simulator: a private dbus-daemon (its config written to the
+/// runtime directory) and a `blesim` child serving `org.bluez` on it. Started
+/// by ``BackendFactory`` for `backend: "sim"`, stopped on shutdown or when a
+/// reload switches away from sim (or changes the sim settings).
+final class SimEnvironment: Sendable {
+    /// The sim settings it was started with.
+    let settings: AgentConfig.Sim
+    /// The private bus's address (what `DBUS_SYSTEM_BUS_ADDRESS` should be set
+    /// to for BlueZ's own tools to see the same air).
+    let busAddress: String
+    /// The private bus daemon.
+    let bus: ChildProcess
+    /// The simulator.
+    let blesim: ChildProcess
+
+    private init(settings: AgentConfig.Sim, busAddress: String, bus: ChildProcess, blesim: ChildProcess) {
+        self.settings = settings
+        self.busAddress = busAddress
+        self.bus = bus
+        self.blesim = blesim
+    }
+
+    /// Starts the bus, waits for its address, starts blesim on it and waits
+    /// for its ready line (events, each with `readyDeadline`).
+    static func start(
+        _ settings: AgentConfig.Sim, configured: AgentConfig.Sim, log: @Sendable (String) -> Void
+    ) async throws(ProcessFailure) -> SimEnvironment {
+        let result = await BlockingCall.run { () -> Result<SimEnvironment, ProcessFailure> in
+            Result { () throws(ProcessFailure) in try startBlocking(settings, configured: configured) }
+        }
+        let environment = try result.get()
+        log(
+            "sim: private bus \(environment.busAddress) (pid \(environment.bus.pid)), "
+                + "blesim pid \(environment.blesim.pid) with \(settings.scenario)")
+        return environment
+    }
+
+    private static func startBlocking(
+        _ settings: AgentConfig.Sim, configured: AgentConfig.Sim
+    ) throws(ProcessFailure)
+        -> SimEnvironment
+    {
+        try makeDirectory(settings.runtimeDirectory)
+        let configPath = "\(settings.runtimeDirectory)/sim-bus.conf"
+        let socketPath = "\(settings.runtimeDirectory)/sim-bus.sock"
+        unlink(socketPath)
+        try write(busConfig(socketPath: socketPath), to: configPath)
+        let bus = try ChildProcess(
+            executable: settings.dbusDaemon,
+            arguments: ["--config-file=\(configPath)", "--nofork", "--print-address=1"],
+            name: "dbus-daemon")
+        let address = try bus.waitForLine(within: settings.readyDeadline) { !$0.isEmpty }
+        let blesim: ChildProcess
+        do {
+            blesim = try ChildProcess(
+                executable: settings.binary ?? "blesim",
+                arguments: ["--address", address, "--scenario", settings.scenario],
+                name: "blesim")
+            _ = try blesim.waitForLine(within: settings.readyDeadline) { $0.hasPrefix("blesim: ready") }
+        } catch {
+            bus.terminate(within: .seconds(5))
+            throw error
+        }
+        return SimEnvironment(settings: configured, busAddress: address, bus: bus, blesim: blesim)
+    }
+
+    /// Stops blesim, then the bus (SIGTERM, SIGKILL after 5 s), and reaps both.
+    func stop() async {
+        let (blesim, bus) = (self.blesim, self.bus)
+        await BlockingCall.run {
+            blesim.terminate(within: .seconds(5))
+            bus.terminate(within: .seconds(5))
+        }
+    }
+
+    /// A bus that lets the agent and blesim (same user) own and call anything:
+    /// it is private to this agent, reachable through a socket in its runtime directory.
+    static func busConfig(socketPath: String) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>unix:path=\(socketPath)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow user="*"/>
+            <allow own="*"/>
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow receive_sender="*"/>
+            <allow send_type="method_call"/>
+          </policy>
+        </busconfig>
+
+        """
+    }
+
+    private static func makeDirectory(_ path: String) throws(ProcessFailure) {
+        var current = ""
+        for component in path.split(separator: "/") {
+            current += "/\(component)"
+            if mkdir(current, 0o700) != 0 && errno != EEXIST {
+                throw ProcessFailure("cannot create \(current): \(ChildProcess.errnoText())")
+            }
+        }
+    }
+
+    private static func write(_ text: String, to path: String) throws(ProcessFailure) {
+        do {
+            try FileIO.writeAll(path, Array(text.utf8), mode: 0o600)
+        } catch {
+            throw ProcessFailure("cannot write \(path): \(error)")
+        }
+    }
+}
