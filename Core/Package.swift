@@ -29,7 +29,6 @@ let package = Package(
         // The BLE API plugins program against: CentralManager, Peripheral, PeripheralManager.
         .target(name: "BLE", dependencies: ["GATT", "JSON"], swiftSettings: strict),
         // What a role plugin sees: RolePlugin, RoleContext, PluginDescriptor, the ABI version.
-        .target(name: "RoleKit", dependencies: ["JSON", "GATT"], swiftSettings: strict),
         .target(name: "RoleKit", dependencies: ["JSON", "GATT", "BLE"], swiftSettings: strict),
         // The Payment Terminal profile's UUIDs, codecs and GATT model (docs/profiles/payment-terminal.md),
         // shared by the scanner plugin, the virtual terminal and the simulator.
