@@ -10,6 +10,7 @@ let package = Package(
         // Role plugins: each a shared library the agent loads from its plugin
         // directory (docs/plugins.md), linking the core by product only.
         .library(name: "Diagnostics", type: .dynamic, targets: ["Diagnostics"]),
+        .library(name: "SensorAggregator", type: .dynamic, targets: ["SensorAggregator"]),
         // Test fixtures for the plugin loader, built beside the real plugins.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
         .library(name: "PeripheralOnlyPlugin", type: .dynamic, targets: ["PeripheralOnlyPlugin"]),
@@ -35,8 +36,7 @@ let package = Package(
         // Drives CentralManager over BlueZ against example-gatt-server in the VM (Tests/VM/central-*.sh).
         .executableTarget(name: "bleprobe-central", dependencies: [core], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
-        // The sensor aggregator's pure logic (issue 7); it becomes a .dynamic
-        // plugin product with entry points once the BLE API is in the core.
+        // The sensor aggregator (issue 7): pure logic plus the peripheral plugin shell.
         .target(
             name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", swiftSettings: strict),
         // The payment-terminal scanner's pure logic (terminal table, journal, reconciliation, pos.*
