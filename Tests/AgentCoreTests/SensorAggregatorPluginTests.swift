@@ -151,6 +151,29 @@ struct SensorAggregatorPluginTests {
         #expect(stat(socket, &info) != 0, "the socket path is removed at stop")
     }
 
+    @Test("the shipped roles.json's peripheral config starts SensorAggregator with simulated sources only")
+    func shippedConfigRuns() async throws {
+        let repository = String(#filePath.dropLast("/Tests/AgentCoreTests/SensorAggregatorPluginTests.swift".count))
+        let shipped = try AgentConfig.load(from: "\(repository)/roles.json")
+        let settings = try #require(shipped.roles[.peripheral])
+        #expect(settings.plugin == "SensorAggregator")
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let descriptor = try PluginLoader().load(name: "SensorAggregator", role: .peripheral, from: buildDirectory)
+        let host = RecordingPluginHost(namespace: "sensors")
+        let plugin = try descriptor.factory(
+            RoleContext(
+                role: .peripheral, config: settings.config, logger: PluginLogger { _, _ in },
+                state: PluginStateStore(directory: directory.path), methods: host, events: host))
+        try await plugin.start()
+        let readings = try await call(host, "sensors.readings")
+        #expect(readings["sensors"]?.arrayValue?.compactMap { $0["kind"]?.stringValue } == [
+            "temperature", "humidity", "pressure", "battery",
+        ])
+        #expect(readings["sensors"]?[0]?["count"]?.intValue == 1, "polled once at start")
+        await plugin.stop()
+    }
+
     @Test("aggregates survive a restart (flushed to the plugin's state directory)")
     func restartKeepsAggregates() async throws {
         let directory = TemporaryDirectory()
