@@ -24,7 +24,7 @@ struct RoleHostTests {
         ]
         await host.apply(try hostConfig(role: .central, plugins: plugins, stateDirectory: directory.path), trigger: "t")
         #expect(host.status == RoleStatus(phase: .running, role: .central, plugin: "Diagnostics"))
-        #expect(registry.methods == ["diag.echo", "diag.ping"])
+        #expect(registry.methods == ["diag.ble", "diag.echo", "diag.ping"])
         let pong = try await callMethod(registry, "diag.ping")
         #expect(pong == ["pong": true, "plugin": "Diagnostics", "role": "central", "starts": 1])
         #expect(try await callMethod(registry, "diag.echo", ["x": [1]]) == ["x": [1]])

@@ -46,6 +46,15 @@ func applicationRegistered(_ events: inout AsyncStream<FakeBluetoothd.Event>.Ite
     return nil
 }
 
+/// The next advertisement registration, passing over application (re-)registrations,
+/// which the manager may repeat when it learns the adapter's state.
+func advertisementRegistered(_ events: inout AsyncStream<FakeBluetoothd.Event>.Iterator) async -> DBusValue? {
+    while let event = await events.next() {
+        if case .advertisementRegistered(_, let properties) = event { return properties }
+    }
+    return nil
+}
+
 func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
     let stream = manager.requests()
     return Task {
@@ -222,7 +231,7 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
             let instances = try await rig.backend.advertisingInstances(adapter: FakeBluetoothd.adapter.rawValue)
             #expect(instances.supported == 5 && instances.active == 0)
             try await rig.manager.startAdvertising(AdvertisingData(serviceUUIDs: [.battery], localName: "bat"))
-            guard case .advertisementRegistered(_, let properties) = await events.next() else {
+            guard let properties = await advertisementRegistered(&events) else {
                 Issue.record("no RegisterAdvertisement")
                 return
             }
