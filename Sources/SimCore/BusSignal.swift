@@ -4,6 +4,10 @@ public enum BlueZInterface {
     public static let adapter = "org.bluez.Adapter1"
     /// `org.bluez.Device1`
     public static let device = "org.bluez.Device1"
+    /// `org.bluez.GattManager1`
+    public static let gattManager = "org.bluez.GattManager1"
+    /// `org.bluez.LEAdvertisingManager1`
+    public static let advertisingManager = "org.bluez.LEAdvertisingManager1"
 }
 
 /// A signal the shell emits, already addressed: the D-Bus form of `AdapterEvent`s.
@@ -16,6 +20,8 @@ public enum BusSignal: Sendable, Equatable {
     case propertiesChanged(path: String, interface: String, changed: [Property], invalidated: [String])
     /// Not a signal: `value` written to the AcquireNotify socket of the characteristic at `path`.
     case socketNotification(path: String, value: [UInt8])
+    /// Not a signal: a call of LEAdvertisement1.Release on `owner`'s object at `path`.
+    case advertisementReleased(owner: String, path: String)
 
     public static func == (lhs: BusSignal, rhs: BusSignal) -> Bool {
         switch (lhs, rhs) {
@@ -26,6 +32,7 @@ public enum BusSignal: Sendable, Equatable {
         case (.propertiesChanged(let p1, let f1, let c1, let v1), .propertiesChanged(let p2, let f2, let c2, let v2)):
             p1 == p2 && f1 == f2 && c1 == c2 && v1 == v2
         case (.socketNotification(let p1, let v1), .socketNotification(let p2, let v2)): p1 == p2 && v1 == v2
+        case (.advertisementReleased(let o1, let p1), .advertisementReleased(let o2, let p2)): o1 == o2 && p1 == p2
         default: false
         }
     }
@@ -59,6 +66,8 @@ extension SimWorld.Batch {
                 .interfacesRemoved(path: path, interfaces: interfaces)
             case .socketNotification(let path, let value):
                 .socketNotification(path: path, value: value)
+            case .advertisementReleased(let owner, let path):
+                .advertisementReleased(owner: owner, path: path)
             }
         }
     }

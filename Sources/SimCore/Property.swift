@@ -3,6 +3,8 @@
 public enum PropertyValue: Sendable, Equatable {
     /// `b`
     case bool(Bool)
+    /// `y`
+    case byte(UInt8)
     /// `s`
     case string(String)
     /// `o`
@@ -60,4 +62,7 @@ public enum AdapterEvent: Sendable, Equatable {
     /// A notification for a client that acquired the characteristic at `path` with AcquireNotify:
     /// written to its socket, not signalled.
     case socketNotification(path: String, value: [UInt8])
+    /// Not a signal: bluetoothd removed the advertisement `owner` registered at `path` (timeout,
+    /// power off), so it calls the advertisement's Release.
+    case advertisementReleased(owner: String, path: String)
 }

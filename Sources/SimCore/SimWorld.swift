@@ -25,7 +25,12 @@ public struct SimWorld: Sendable {
     /// Devices that are silenced (for fault injection): they do not advertise.
     public var silenced: Set<Int> = []
 
-    private var air: AirSchedule
+    /// Each adapter's peripheral role (its applications and advertisement), by adapter index.
+    public internal(set) var localPeripherals: [Int: LocalPeripheral] = [:]
+    /// Devices not on the air now (an adapter's peripheral without an advertisement).
+    public internal(set) var offAir: Set<Int> = []
+
+    var air: AirSchedule
     private var noise: SeededGenerator
 
     /// A world built from `scenario`, starting at `start`.
@@ -75,7 +80,7 @@ public struct SimWorld: Sendable {
         let expiry =
             (adapters.compactMap(\.nextExpiry) + servers.values.compactMap(\.nextDeadline)
             + [
-                nextTerminalDeadline
+                nextTerminalDeadline, nextAdvertisementExpiry,
             ].compactMap { $0 }).min()
         guard isListening, let advertisement = air.nextEvent else { return expiry }
         return min(expiry ?? advertisement, advertisement)
@@ -86,9 +91,10 @@ public struct SimWorld: Sendable {
     public mutating func advance(to now: SimInstant) -> [Batch] {
         var batches: [[AdapterEvent]] = Array(repeating: [], count: adapters.count)
         let listening = isListening
-        for (deviceIndex, time) in air.events(through: now) where listening && !silenced.contains(deviceIndex) {
+        for (deviceIndex, time) in air.events(through: now) where listening && !silenced.contains(deviceIndex) && !offAir.contains(deviceIndex) {
             let device = devices[deviceIndex]
-            for adapterIndex in adapters.indices where adapters[adapterIndex].discovering {
+            for adapterIndex in adapters.indices
+            where adapters[adapterIndex].discovering && localPeripherals[adapterIndex]?.device != deviceIndex {
                 let spec = adapters[adapterIndex].spec
                 let rssi = device.radio.rssi(observer: spec.position, at: time, using: &noise)
                 guard Int(rssi) >= spec.sensitivity else { continue }
@@ -100,6 +106,7 @@ public struct SimWorld: Sendable {
         }
         for (adapterIndex, events) in advanceServers(to: now) { batches[adapterIndex] += events }
         for batch in advanceTerminals(to: now) { batches[batch.adapter] += batch.events }
+        for batch in expireAdvertisements(at: now) { batches[batch.adapter] += batch.events }
         for index in adapters.indices {
             batches[index] += removingGATT(adapter: index, adapters[index].expire(at: now))
         }

@@ -26,9 +26,14 @@ enum BlueZServer {
         let host = SimHost(world: SimWorld(scenario: scenario, experimental: experimental))
         let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental)
         let sockets = AcquiredSockets()
-        let gatt = GattInterfaces(host: host, sockets: sockets)
+        let local = LocalInterfaces(host: host, connection: connection)
+        let gatt = GattInterfaces(host: host, sockets: sockets, local: local)
         host.setEmitter { signals in
             for signal in signals {
+                if case .advertisementReleased(let owner, let path) = signal {
+                    local.release(owner: owner, path: path)
+                    continue
+                }
                 DBusMapping.apply(signal, to: objects, sockets: sockets) { path, name, properties in
                     if let built = try gatt.interface(name, path: path, properties: properties) {
                         try objects.export(ObjectPath(path), interfaces: [built])
@@ -47,7 +52,10 @@ enum BlueZServer {
         for adapter in host.read({ $0.adapters }) {
             try objects.export(
                 ObjectPath(adapter.path),
-                interfaces: [interfaces.adapter(index: adapter.index, properties: adapter.properties)])
+                interfaces: [
+                    interfaces.adapter(index: adapter.index, properties: adapter.properties),
+                    local.gattManager(index: adapter.index), local.advertisingManager(index: adapter.index),
+                ])
         }
         let reply = try await connection.requestName("org.bluez")
         guard reply == .primaryOwner else {
@@ -59,6 +67,7 @@ enum BlueZServer {
 
         let air = Task { await host.run() }
         for await change in departures where change.newOwner == nil && change.name.hasPrefix(":") {
+            local.ownerLeft(change.name)
             host.clientLeft(change.name)
         }
         air.cancel()

@@ -8,6 +8,7 @@ enum DBusMapping {
     static func value(_ value: PropertyValue) -> DBusValue {
         switch value {
         case .bool(let flag): .boolean(flag)
+        case .byte(let number): .byte(number)
         case .string(let text): .string(text)
         case .objectPath(let path): (try? ObjectPath(path)).map(DBusValue.objectPath) ?? .string(path)
         case .int16(let number): .int16(number)
@@ -61,6 +62,8 @@ enum DBusMapping {
             switch signal {
             case .socketNotification(let path, let value):
                 sockets.send(value, path: path)
+            case .advertisementReleased:
+                break  // the server calls Release itself
             case .interfacesAdded(let path, let interfaces):
                 for interface in interfaces { try export(path, interface.name, interface.properties) }
             case .interfacesRemoved(let path, _):

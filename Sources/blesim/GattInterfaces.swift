@@ -7,6 +7,8 @@ import SimCore
 struct GattInterfaces: Sendable {
     let host: SimHost
     let sockets: AcquiredSockets
+    /// Where operations on an adapter's own peripheral go (its applications).
+    let local: LocalInterfaces
 
     static let serviceTypes: [(String, String)] = [
         ("UUID", "s"), ("Device", "o"), ("Primary", "b"), ("Includes", "ao"),
@@ -75,17 +77,21 @@ struct GattInterfaces: Sendable {
     private func characteristicMethods(_ path: String) throws -> [ExportedMethod] {
         try valueMethods(path) + [
             ExportedMethod("StartNotify", in: "", out: "") { call in
-                try run { () throws(BlueZError) in
-                    try host.world { world, _ throws(BlueZError) in
-                        ((), try world.startNotify(path: path, owner: call.sender))
+                try subscribing(path, start: true) {
+                    try run { () throws(BlueZError) in
+                        try host.world { world, _ throws(BlueZError) in
+                            ((), try world.startNotify(path: path, owner: call.sender))
+                        }
                     }
                 }
                 return []
             },
             ExportedMethod("StopNotify", in: "", out: "") { call in
-                try run { () throws(BlueZError) in
-                    try host.world { world, _ throws(BlueZError) in
-                        ((), try world.stopNotify(path: path, owner: call.sender))
+                try subscribing(path, start: false) {
+                    try run { () throws(BlueZError) in
+                        try host.world { world, _ throws(BlueZError) in
+                            ((), try world.stopNotify(path: path, owner: call.sender))
+                        }
                     }
                 }
                 return []
@@ -138,9 +144,15 @@ struct GattInterfaces: Sendable {
             while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
         }
         if operation.delay > 0 { try await Task.sleep(for: .milliseconds(Int(operation.delay * 1000))) }
+        var relayed: Result<[UInt8], ATTError>? = nil
+        if operation.injectedError == nil, let (attribute, central) = host.read({ world in
+            world.localAttribute(of: operation).map { ($0, Self.centralPath(world, operation)) }
+        }) {
+            relayed = await local.relay(operation, to: attribute, central: central)
+        }
         var outcome: Result<[UInt8], BlueZError> = .failure(BluetoothdError.failed("Not connected"))
         host.update { world, now in
-            let (result, batches) = world.finish(operation, at: now)
+            let (result, batches) = world.finish(operation, at: now, relayed: relayed)
             outcome = result
             return batches
         }
@@ -148,6 +160,25 @@ struct GattInterfaces: Sendable {
         case .success(let value): return value
         case .failure(let error): throw DBusMapping.error(error)
         }
+    }
+
+    /// The Device1 path the peripheral's bluetoothd would give the central of `operation`.
+    private static func centralPath(_ world: SimWorld, _ operation: GATTOperation) -> String {
+        guard let peripheral = world.localPeripherals.first(where: { $0.value.device == world.links[
+            LinkKey(adapter: operation.adapter, address: operation.address)]?.device })?.key
+        else { return "/" }
+        return world.adapters[peripheral].devicePath(world.adapters[operation.adapter].spec.address)
+    }
+
+    /// Runs a StartNotify/StopNotify and tells a local application when the link's
+    /// subscription turns on (StartNotify on each enabling) or the last one turns off.
+    private func subscribing(_ path: String, start: Bool, _ body: () throws -> Void) throws {
+        let before = host.read { $0.localCharacteristic(remotePath: path) }
+        try body()
+        guard let (attribute, was) = before, let now = host.read({ $0.localCharacteristic(remotePath: path) })?.1
+        else { return }
+        if start && now > was { local.notifyChanged(attribute, start: true) }
+        if !start && now == 0 && was > 0 { local.notifyChanged(attribute, start: false) }
     }
 
     /// The options of ReadValue/WriteValue as gatt-client.c's `parse_options` reads them:

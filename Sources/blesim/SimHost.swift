@@ -94,7 +94,9 @@ final class SimHost: Sendable {
     /// A bus name left: its sessions end.
     func clientLeft(_ owner: String) {
         let wake = state.withLock { state in
-            let batches = state.world.clientLeft(owner: owner) + state.world.clientLeftGATT(owner: owner)
+            let batches =
+                state.world.clientLeft(owner: owner) + state.world.clientLeftGATT(owner: owner)
+                + state.world.peripheralOwnerLeft(owner)
             let signals = batches.flatMap { $0.signals(in: state.world) }
             if !signals.isEmpty { state.emit(signals) }
             return Self.takeWakeUp(&state)

@@ -130,8 +130,11 @@ extension SimWorld {
     /// The peer answers `operation`: the value read (or nothing for a write), or the error the
     /// client gets (ATT errors mapped as gatt-client.c maps them). A read updates the cached
     /// Value (PropertiesChanged); a write to a notifying characteristic does not notify.
+    ///
+    /// `relayed` is a local application's answer (the peer is an adapter's peripheral role):
+    /// the value it returned, or the ATT error its D-Bus error maps to.
     public mutating func finish(
-        _ operation: GATTOperation, at now: SimInstant = .zero
+        _ operation: GATTOperation, at now: SimInstant = .zero, relayed: Result<[UInt8], ATTError>? = nil
     ) -> (
         Result<[UInt8], BlueZError>, [Batch]
     ) {
@@ -149,14 +152,15 @@ extension SimWorld {
         do throws(ATTError) {
             switch operation.request {
             case .read(let offset):
-                let value = try server.read(operation.handle, offset: offset)
+                let value: [UInt8]
+                if let relayed { value = try relayed.get() } else { value = try server.read(operation.handle, offset: offset) }
                 let full = offset == 0 ? value : Array((link.cache[operation.handle] ?? []).prefix(offset)) + value
                 link.cache[operation.handle] = full
                 links[key] = link
                 return (.success(value), valueChanged(key, server, operation, full))
             case .write(let bytes, let offset, let procedure):
                 do {
-                    try server.write(operation.handle, bytes, offset: offset)
+                    if let relayed { _ = try relayed.get() } else { try server.write(operation.handle, bytes, offset: offset) }
                 } catch  where procedure == .command {
                     return (.success([]), [])  // no answer to a command
                 }

@@ -62,7 +62,7 @@ extension SimWorld {
     /// not silenced, heard above the adapter's sensitivity (without noise).
     public func reachable(_ index: Int, from adapter: Int, at now: SimInstant) -> Bool {
         let device = devices[index]
-        guard device.connectable, !silenced.contains(index) else { return false }
+        guard device.connectable, !silenced.contains(index), !offAir.contains(index) else { return false }
         let spec = adapters[adapter].spec
         return device.radio.meanRSSI(observer: spec.position, at: now) >= Double(spec.sensitivity)
     }
@@ -219,6 +219,14 @@ extension SimWorld {
         guard adapters.indices.contains(adapter) else { return [] }
         var batches: [Batch] = []
         if !on {
+            let (released, dropped) = peripheralPoweredOff(adapter)
+            batches += dropped
+            if let released {
+                batches.append(
+                    Batch(
+                        adapter: adapter,
+                        events: [.advertisementReleased(owner: released.owner, path: released.path)]))
+            }
             for key in links.keys.filter({ $0.adapter == adapter }).sorted(by: { $0.address < $1.address }) {
                 batches += linkLost(adapter: adapter, address: key.address)
             }

@@ -1,0 +1,104 @@
+import GATT
+
+/// One GattService1 of a registered application, as read from its GetManagedObjects.
+public struct LocalService: Sendable, Equatable {
+    /// The service's object path in the application.
+    public var path: String
+    /// The service as a database (values are the application's; reads go to it).
+    public var spec: GATTServiceSpec
+    /// Each characteristic's object path, in `spec.characteristics` order.
+    public var characteristicPaths: [String]
+    /// Each characteristic's descriptors' object paths, in `spec...descriptors` order.
+    public var descriptorPaths: [[String]]
+
+    /// A service of an application.
+    public init(path: String, spec: GATTServiceSpec, characteristicPaths: [String], descriptorPaths: [[String]]) {
+        self.path = path
+        self.spec = spec
+        self.characteristicPaths = characteristicPaths
+        self.descriptorPaths = descriptorPaths
+    }
+}
+
+/// A GATT application registered through GattManager1.RegisterApplication.
+public struct LocalApplication: Sendable, Equatable {
+    /// The bus name that registered it (calls go there).
+    public var owner: String
+    /// The object path it registered.
+    public var path: String
+    /// Its services, in the order bluetoothd adds them.
+    public var services: [LocalService]
+
+    /// An application of `owner` at `path`.
+    public init(owner: String, path: String, services: [LocalService]) {
+        self.owner = owner
+        self.path = path
+        self.services = services
+    }
+}
+
+/// An advertisement registered through LEAdvertisingManager1.RegisterAdvertisement.
+public struct LocalAdvertisement: Sendable, Equatable {
+    /// The bus name that registered it.
+    public var owner: String
+    /// Its object path.
+    public var path: String
+    /// What goes on the air.
+    public var advertisement: Advertisement
+    /// "peripheral" (connectable) or "broadcast".
+    public var connectable: Bool
+    /// Seconds until bluetoothd removes it (Timeout), if set.
+    public var timeout: Double?
+
+    /// An advertisement of `owner` at `path`.
+    public init(owner: String, path: String, advertisement: Advertisement, connectable: Bool, timeout: Double? = nil) {
+        self.owner = owner
+        self.path = path
+        self.advertisement = advertisement
+        self.connectable = connectable
+        self.timeout = timeout
+    }
+}
+
+/// Where an attribute of a local GATT database lives in its application.
+public struct LocalAttribute: Sendable, Equatable {
+    /// The application's bus name.
+    public var owner: String
+    /// The attribute's object path in the application.
+    public var path: String
+    /// Whether it is a characteristic (else a descriptor).
+    public var isCharacteristic: Bool
+}
+
+/// An adapter's peripheral role: the device standing for it in the air, its applications and
+/// its advertisement.
+public struct LocalPeripheral: Sendable, Equatable {
+    /// The index of the virtual device that is this adapter seen from the air.
+    public let device: Int
+    /// The registered applications, first registered first.
+    public var applications: [LocalApplication] = []
+    /// The registered advertisement (blesim offers one instance).
+    public var advertisement: LocalAdvertisement?
+    /// When the advertisement's Timeout expires.
+    public var advertisementExpiry: SimInstant?
+    /// Each handle's attribute in an application (characteristics by value handle).
+    public internal(set) var attributes: [UInt16: LocalAttribute] = [:]
+
+    /// The GATT database of all applications, and the handle map, as bluetoothd assigns handles.
+    func database() -> (GATTServer, [UInt16: LocalAttribute]) {
+        let services = applications.flatMap { app in app.services.map { (app.owner, $0) } }
+        let server = GATTServer(GATTDatabaseSpec(services: services.map(\.1.spec)))
+        var map: [UInt16: LocalAttribute] = [:]
+        for ((owner, local), service) in zip(services, server.services) {
+            for (index, chrc) in service.characteristics.enumerated() {
+                map[chrc.valueHandle] = LocalAttribute(
+                    owner: owner, path: local.characteristicPaths[index], isCharacteristic: true)
+                let own = local.descriptorPaths[index]
+                for (descriptor, path) in zip(chrc.descriptors.suffix(own.count), own) {
+                    map[descriptor.handle] = LocalAttribute(owner: owner, path: path, isCharacteristic: false)
+                }
+            }
+        }
+        return (server, map)
+    }
+}
