@@ -11,6 +11,7 @@ let package = Package(
         // directory (docs/plugins.md), linking the core by product only.
         .library(name: "Diagnostics", type: .dynamic, targets: ["Diagnostics"]),
         .library(name: "SensorAggregator", type: .dynamic, targets: ["SensorAggregator"]),
+        .library(name: "VirtualPaymentTerminal", type: .dynamic, targets: ["VirtualTerminalPlugin"]),
         // Test fixtures for the plugin loader, built beside the real plugins.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
         .library(name: "PeripheralOnlyPlugin", type: .dynamic, targets: ["PeripheralOnlyPlugin"]),
@@ -36,6 +37,10 @@ let package = Package(
         // Drives CentralManager over BlueZ against example-gatt-server in the VM (Tests/VM/central-*.sh).
         .executableTarget(name: "bleprobe-central", dependencies: [core], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
+        // A virtual payment terminal in the peripheral role (libVirtualPaymentTerminal.so; the module
+        // name differs from the core's VirtualPaymentTerminal module it imports).
+        .target(
+            name: "VirtualTerminalPlugin", dependencies: [core], path: "plugins/VirtualTerminal", swiftSettings: strict),
         // The sensor aggregator (issue 7): pure logic plus the peripheral plugin shell.
         .target(
             name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", swiftSettings: strict),
