@@ -134,13 +134,15 @@ struct SensorAggregatorPluginTests {
         backend.send(
             .request(
                 ATTRequestInfo(
-                    id: ATTRequestID(2), central: central, characteristic: configUUID, value: valid, write: .withResponse)))
+                    id: ATTRequestID(2), central: central, characteristic: configUUID, value: valid,
+                    write: .withResponse)))
         let accepted = await calls.next { if case .respond(ATTRequestID(2), _) = $0 { true } else { false } }
         #expect(accepted == .respond(ATTRequestID(2), .success([])))
         backend.send(
             .request(
                 ATTRequestInfo(
-                    id: ATTRequestID(3), central: central, characteristic: configUUID, value: [0x02] + valid.dropFirst(),
+                    id: ATTRequestID(3), central: central, characteristic: configUUID,
+                    value: [0x02] + valid.dropFirst(),
                     write: .withResponse)))
         let refusedWrite = await calls.next { if case .respond(ATTRequestID(3), _) = $0 { true } else { false } }
         #expect(refusedWrite == .respond(ATTRequestID(3), .failure(ATTError(0x80))))
@@ -167,9 +169,10 @@ struct SensorAggregatorPluginTests {
                 state: PluginStateStore(directory: directory.path), methods: host, events: host))
         try await plugin.start()
         let readings = try await call(host, "sensors.readings")
-        #expect(readings["sensors"]?.arrayValue?.compactMap { $0["kind"]?.stringValue } == [
-            "temperature", "humidity", "pressure", "battery",
-        ])
+        #expect(
+            readings["sensors"]?.arrayValue?.compactMap { $0["kind"]?.stringValue } == [
+                "temperature", "humidity", "pressure", "battery",
+            ])
         #expect(readings["sensors"]?[0]?["count"]?.intValue == 1, "polled once at start")
         await plugin.stop()
     }
@@ -188,7 +191,9 @@ struct SensorAggregatorPluginTests {
             sendDatagram("\(directory.path)/ingest.sock", #"{"sensor": "baro", "value": 101317}"#)
             // Once the advertisement carries the pressure, the line has been recorded.
             _ = await calls.next {
-                if case .registerAdvertisement(let data) = $0 { return data.serviceData[bthome]?.contains(0x04) == true }
+                if case .registerAdvertisement(let data) = $0 {
+                    return data.serviceData[bthome]?.contains(0x04) == true
+                }
                 return false
             }
             await plugin.stop()

@@ -24,7 +24,8 @@ struct VirtualTerminalPluginTests {
     func start(
         _ directory: String, manager: PeripheralManager, host: RecordingPluginHost
     ) async throws -> any RolePlugin {
-        let descriptor = try PluginLoader().load(name: "VirtualPaymentTerminal", role: .peripheral, from: buildDirectory)
+        let descriptor = try PluginLoader().load(
+            name: "VirtualPaymentTerminal", role: .peripheral, from: buildDirectory)
         let plugin = try descriptor.factory(
             RoleContext(
                 role: .peripheral, config: ["name": "VT-Lane", "latencyMs": 0], logger: PluginLogger { _, _ in },
@@ -54,7 +55,8 @@ struct VirtualTerminalPluginTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let id = try TransactionID(bytes: Array(1...16))
-        let payment = try PaymentRequest(transactionID: id, amount: 1250, currency: CurrencyCode("EUR"), reference: "A-1")
+        let payment = try PaymentRequest(
+            transactionID: id, amount: 1250, currency: CurrencyCode("EUR"), reference: "A-1")
         do {
             let (manager, backend) = await ScriptedPeripheralBackend.poweredOn()
             var calls = backend.calls.makeAsyncIterator()
@@ -72,7 +74,8 @@ struct VirtualTerminalPluginTests {
             let retry = await write(2, payment.encoded(), to: request, backend: backend, calls: &calls)
             #expect(retry.indicated == first.indicated, "the same status, not a second charge")
             let handler = try #require(host.handler("terminal.status"))
-            let report = try await handler(PluginCall(method: "terminal.status", params: nil, callerUid: 0, callerPid: 1))
+            let report = try await handler(
+                PluginCall(method: "terminal.status", params: nil, callerUid: 0, callerPid: 1))
             #expect(report["charges"]?.intValue == 1)
             // A request in another format version is refused with the profile's ATT error (0x80).
             backend.send(

@@ -114,11 +114,14 @@ struct SensorAggregatorSimTests {
         try await node.setNotifyValue(true, for: temperature)
         writeFile("\(data)/temp", "2500\n")
         let received = await Self.values(of: updates, until: [0xC4, 0x09], within: .seconds(30))
-        #expect(received.last == [0xC4, 0x09], "25.00 degC notified: \(received); agent log: \(agent.child.stderrText)")
+        #expect(
+            received.last == [0xC4, 0x09], "25.00 degC notified: \(received); agent log: \(agent.child.stderrText)")
 
         // Config: a valid write applies; version 2 is refused with application error 0x80.
         let aggregates = try #require(
-            try await node.discoverServices().first { $0.uuid == BluetoothUUID(high: 0x0714_0EC0_D234_4118, low: 0xA438_6859_4541_4E79) })
+            try await node.discoverServices().first {
+                $0.uuid == BluetoothUUID(high: 0x0714_0EC0_D234_4118, low: 0xA438_6859_4541_4E79)
+            })
         let config = try #require(try await node.discoverCharacteristics([configUUID], for: aggregates).first)
         let valid: [UInt8] = [0x01, 0x58, 0x02, 0, 0, 0x05, 0, 0x01, 0, 0, 0, 0xA0, 0x40, 0, 0, 0xC0, 0x7F]
         try await node.writeValue(valid, for: config, type: .withResponse)

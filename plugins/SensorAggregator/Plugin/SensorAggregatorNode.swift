@@ -49,9 +49,11 @@ actor SensorAggregatorNode {
             let count = restored.windows.values.reduce(0) { $0 + $1.samples.count }
             logger.info(
                 "restored \(count) samples from \(AggregateSnapshotStore.fileName)"
-                    + (skipped.isEmpty ? "" : "; skipped sensors no longer configured: \(skipped.joined(separator: ", "))"))
+                    + (skipped.isEmpty
+                        ? "" : "; skipped sensors no longer configured: \(skipped.joined(separator: ", "))"))
         case .setAside(let name, let reason): logger.warning("snapshot unreadable (\(reason)); kept as \(name)")
-        case .unreadable(let reason): logger.error("snapshot unreadable (\(reason)) and not renamed: not flushing over it")
+        case .unreadable(let reason):
+            logger.error("snapshot unreadable (\(reason)) and not renamed: not flushing over it")
         }
         mayFlush = outcome.mayFlush
         services = SensorGATTLayout.services(for: config)
@@ -210,7 +212,9 @@ actor SensorAggregatorNode {
     /// `sensors.ingest-stats`: accepted and rejected lines by reason.
     func ingestStats() -> JSON {
         var rejected = JSONObject()
-        for reason in IngestRejection.allCases { rejected[reason.rawValue] = .int(Int64(engine.counters.rejections(reason))) }
+        for reason in IngestRejection.allCases {
+            rejected[reason.rawValue] = .int(Int64(engine.counters.rejections(reason)))
+        }
         return [
             "accepted": .int(Int64(engine.counters.accepted)),
             "rejectedTotal": .int(Int64(engine.counters.totalRejected)), "rejected": .object(rejected),
@@ -273,10 +277,14 @@ actor SensorAggregatorNode {
             case .advertise(let plan): await advertise(plan)
             case .flush: flush(now: unixNow())
             case .threshold(let sensor, let breach, let value):
-                logger.info("sensor \(sensor) \(breach.map { "breached \($0.rawValue)" } ?? "back within limits"): \(value)")
+                logger.info(
+                    "sensor \(sensor) \(breach.map { "breached \($0.rawValue)" } ?? "back within limits"): \(value)")
                 events.emit(
                     "threshold",
-                    ["sensor": .string(sensor), "breach": breach.map { .string($0.rawValue) } ?? .null, "value": .double(value)])
+                    [
+                        "sensor": .string(sensor), "breach": breach.map { .string($0.rawValue) } ?? .null,
+                        "value": .double(value),
+                    ])
             }
         }
         rearm()

@@ -17,7 +17,9 @@ public enum SensorGATTLayout {
                 kind: kind, pollSeconds: sensor.source.pollSeconds)
             return GATTCharacteristic(
                 uuid: uuid, properties: [.read, .notify],
-                descriptors: descriptor.map { [GATTDescriptor(uuid: .environmentalSensingMeasurement, value: $0.bytes)] }
+                descriptors: descriptor.map {
+                    [GATTDescriptor(uuid: .environmentalSensingMeasurement, value: $0.bytes)]
+                }
                     ?? [])
         }
         if !ess.isEmpty { services.append(GATTService(uuid: .environmentalSensing, characteristics: ess)) }
@@ -40,8 +42,10 @@ public enum SensorGATTLayout {
             GATTService(
                 uuid: SensorAggregatorProfile.aggregatesService,
                 characteristics: [
-                    GATTCharacteristic(uuid: SensorAggregatorProfile.summaryCharacteristic, properties: [.read, .notify]),
-                    GATTCharacteristic(uuid: SensorAggregatorProfile.configCharacteristic, properties: [.read, .write]),
+                    GATTCharacteristic(
+                        uuid: SensorAggregatorProfile.summaryCharacteristic, properties: [.read, .notify]),
+                    GATTCharacteristic(
+                        uuid: SensorAggregatorProfile.configCharacteristic, properties: [.read, .write]),
                 ]))
         return services
     }
