@@ -27,6 +27,8 @@ actor SensorAggregatorNode {
     private var blocked: Set<String> = []
     private var published = false
     private var timer: Task<Void, Never>?
+    /// Bumped at each re-arm: a timer that woke for an older arming does nothing.
+    private var timerGeneration: UInt64 = 0
     private var loggedFileErrors: Set<String> = []
     /// Notifications the transport refused (flow control), for `sensors.ingest-stats`' sibling.
     private(set) var refusedUpdates = 0
@@ -68,7 +70,7 @@ actor SensorAggregatorNode {
     // MARK: inputs
 
     /// Polls the sources due now and arms the timer.
-    func begin() { fire() }
+    func begin() async { await fire() }
 
     /// Publishes the services and the advertisement (once the manager is poweredOn).
     func publish() async {
@@ -224,7 +226,13 @@ actor SensorAggregatorNode {
 
     // MARK: timer and actions
 
-    private func fire() {
+    private func timerFired(_ generation: UInt64) async {
+        guard generation == timerGeneration else { return }
+        timer = nil
+        await fire()
+    }
+
+    private func fire() async {
         let now = unixNow()
         var actions: [SensorAggregatorEngine.Action] = []
         for sensor in engine.config.sensors {
@@ -237,7 +245,7 @@ actor SensorAggregatorNode {
             if polls[sensor.id]!.due <= now { polls[sensor.id] = (now + period, tick) }  // fell behind: skip
         }
         actions += engine.tick(now: now)
-        Task { await self.perform(actions) }
+        await perform(actions)
     }
 
     private func sample(_ sensor: SensorConfig, tick: UInt64) -> Double? {
@@ -258,6 +266,8 @@ actor SensorAggregatorNode {
 
     private func rearm() {
         timer?.cancel()
+        timerGeneration += 1
+        let generation = timerGeneration
         let deadlines = [engine.nextDeadline].compactMap { $0 } + polls.values.map(\.due)
         guard let next = deadlines.min() else {
             timer = nil
@@ -266,7 +276,7 @@ actor SensorAggregatorNode {
         let delay = max(0, next - unixNow())
         timer = Task {
             guard (try? await Task.sleep(for: .milliseconds(Int64((delay * 1000).rounded(.up))))) != nil else { return }
-            self.fire()
+            await self.timerFired(generation)
         }
     }
 
