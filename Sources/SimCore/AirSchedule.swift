@@ -34,7 +34,9 @@ public struct AirSchedule: Sendable {
     public mutating func append(intervalMilliseconds: Double, now: SimInstant) {
         let interval = max(1_000_000, Int64((intervalMilliseconds * 1e6).rounded()))
         intervals.append(interval)
-        push(Entry(time: now.nanoseconds + Int64.random(in: 0..<interval, using: &generator), device: intervals.count - 1))
+        push(
+            Entry(
+                time: now.nanoseconds + Int64.random(in: 0..<interval, using: &generator), device: intervals.count - 1))
     }
 
     /// When the next advertising event happens, if any device advertises.

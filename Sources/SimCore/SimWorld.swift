@@ -27,6 +27,8 @@ public struct SimWorld: Sendable {
 
     /// Each adapter's peripheral role (its applications and advertisement), by adapter index.
     public internal(set) var localPeripherals: [Int: LocalPeripheral] = [:]
+    /// blesim's virtual central.
+    public internal(set) var virtualCentral = VirtualCentral()
     /// Devices not on the air now (an adapter's peripheral without an advertisement).
     public internal(set) var offAir: Set<Int> = []
 
@@ -91,7 +93,8 @@ public struct SimWorld: Sendable {
     public mutating func advance(to now: SimInstant) -> [Batch] {
         var batches: [[AdapterEvent]] = Array(repeating: [], count: adapters.count)
         let listening = isListening
-        for (deviceIndex, time) in air.events(through: now) where listening && !silenced.contains(deviceIndex) && !offAir.contains(deviceIndex) {
+        for (deviceIndex, time) in air.events(through: now)
+        where listening && !silenced.contains(deviceIndex) && !offAir.contains(deviceIndex) {
             let device = devices[deviceIndex]
             for adapterIndex in adapters.indices
             where adapters[adapterIndex].discovering && localPeripherals[adapterIndex]?.device != deviceIndex {

@@ -48,7 +48,11 @@ enum BlueZServer {
         let departures = try await connection.nameOwnerChanges()
         objects.addObjectManager(at: .root)
         try objects.export(ObjectPath("/org/bluez"), interfaces: [interfaces.agentManager()])
-        try objects.export(ObjectPath(ControlInterface.path), interfaces: [ControlInterface(host: host).interface()])
+        try objects.export(
+            ObjectPath(ControlInterface.path),
+            interfaces: [
+                ControlInterface(host: host, central: VirtualCentralMethods(host: host, local: local)).interface()
+            ])
         for adapter in host.read({ $0.adapters }) {
             try objects.export(
                 ObjectPath(adapter.path),

@@ -7,6 +7,8 @@ import SimCore
 /// whether or not an adapter has found them.
 struct ControlInterface: Sendable {
     let host: SimHost
+    /// The virtual central's methods, when served.
+    var central: VirtualCentralMethods? = nil
 
     /// Where the interface is served.
     static let path = "/org/blesim"
@@ -100,7 +102,7 @@ struct ControlInterface: Sendable {
                     }
                     return []
                 },
-            ])
+            ] + (try central?.methods() ?? []))
     }
 
     static func address(_ value: DBusValue?) throws -> DeviceAddress {

@@ -145,9 +145,11 @@ struct GattInterfaces: Sendable {
         }
         if operation.delay > 0 { try await Task.sleep(for: .milliseconds(Int(operation.delay * 1000))) }
         var relayed: Result<[UInt8], ATTError>? = nil
-        if operation.injectedError == nil, let (attribute, central) = host.read({ world in
-            world.localAttribute(of: operation).map { ($0, Self.centralPath(world, operation)) }
-        }) {
+        if operation.injectedError == nil,
+            let (attribute, central) = host.read({ world in
+                world.localAttribute(of: operation).map { ($0, Self.centralPath(world, operation)) }
+            })
+        {
             relayed = await local.relay(operation, to: attribute, central: central)
         }
         var outcome: Result<[UInt8], BlueZError> = .failure(BluetoothdError.failed("Not connected"))
@@ -164,8 +166,12 @@ struct GattInterfaces: Sendable {
 
     /// The Device1 path the peripheral's bluetoothd would give the central of `operation`.
     private static func centralPath(_ world: SimWorld, _ operation: GATTOperation) -> String {
-        guard let peripheral = world.localPeripherals.first(where: { $0.value.device == world.links[
-            LinkKey(adapter: operation.adapter, address: operation.address)]?.device })?.key
+        guard
+            let peripheral = world.localPeripherals.first(where: {
+                $0.value.device
+                    == world.links[
+                        LinkKey(adapter: operation.adapter, address: operation.address)]?.device
+            })?.key
         else { return "/" }
         return world.adapters[peripheral].devicePath(world.adapters[operation.adapter].spec.address)
     }

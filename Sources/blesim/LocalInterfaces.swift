@@ -91,9 +91,18 @@ final class LocalInterfaces: Sendable {
                     let value = LocalObjectsParser.properties(arguments[1])["Value"]?.bytesValue
                 else { continue }
                 host.update { world, _ in world.localValueChanged(owner: owner, path: objectPath, value: value) }
+                let virtual = host.read { $0.virtualNotifications(owner: owner, path: objectPath) }
+                for (adapter, uuid) in virtual {
+                    try? self.connection.emitSignal(
+                        path: ObjectPath(ControlInterface.path), interface: ControlInterface.name,
+                        member: "Notification",
+                        arguments: [.string("/org/bluez/hci\(adapter)"), .string(uuid.uuidString), .bytes(value)])
+                }
             }
         }
-        watches.withLock { $0[owner + " " + path]?.cancel(); $0[owner + " " + path] = task }
+        watches.withLock {
+            $0[owner + " " + path]?.cancel(); $0[owner + " " + path] = task
+        }
     }
 
     private func unwatch(owner: String, path: String) {
@@ -182,27 +191,31 @@ final class LocalInterfaces: Sendable {
     /// Calls the application's ReadValue or WriteValue for a remote's operation with the
     /// options bluetoothd passes (device, mtu, link "LE", offset only when non-zero); the
     /// application's D-Bus error becomes the ATT error bluetoothd sends.
-    func relay(_ operation: GATTOperation, to attribute: LocalAttribute, central: String) async -> Result<
+    func relay(
+        _ operation: GATTOperation, to attribute: LocalAttribute, central: String
+    ) async -> Result<
         [UInt8], ATTError
     > {
         let mtu = host.read { $0.links[LinkKey(adapter: operation.adapter, address: operation.address)]?.mtu ?? 23 }
-        let access: BlueZATTErrorMapping.Access
+        switch operation.request {
+        case .read(let offset):
+            return await call(attribute, write: nil, offset: offset, mtu: mtu, central: central)
+        case .write(let bytes, let offset, _):
+            return await call(attribute, write: bytes, offset: offset, mtu: mtu, central: central)
+        }
+    }
+
+    /// Calls the application attribute's ReadValue (`write` nil) or WriteValue.
+    func call(
+        _ attribute: LocalAttribute, write: [UInt8]?, offset: Int, mtu: UInt16, central: String
+    ) async -> Result<[UInt8], ATTError> {
+        let access: BlueZATTErrorMapping.Access = write == nil ? .read : .write
         var options: [(key: DBusValue, value: DBusValue)] = []
         if let device = try? ObjectPath(central) { options.append((.string("device"), .variant(.objectPath(device)))) }
         options += [(.string("mtu"), .variant(.uint16(mtu))), (.string("link"), .variant(.string("LE")))]
-        let member: String
-        var arguments: [DBusValue] = []
-        switch operation.request {
-        case .read(let offset):
-            access = .read
-            member = "ReadValue"
-            if offset > 0 { options.append((.string("offset"), .variant(.uint16(UInt16(offset))))) }
-        case .write(let bytes, let offset, _):
-            access = .write
-            member = "WriteValue"
-            arguments.append(.bytes(bytes))
-            if offset > 0 { options.append((.string("offset"), .variant(.uint16(UInt16(offset))))) }
-        }
+        if offset > 0 { options.append((.string("offset"), .variant(.uint16(UInt16(offset))))) }
+        let member = write == nil ? "ReadValue" : "WriteValue"
+        var arguments: [DBusValue] = write.map { [.bytes($0)] } ?? []
         arguments.append(.dictionary(key: .string, value: .variant, options))
         let interface =
             attribute.isCharacteristic ? BlueZInterface.gattCharacteristic : BlueZInterface.gattDescriptor

@@ -84,7 +84,8 @@ enum LocalObjectsParser {
             services.append(
                 LocalService(
                     path: path,
-                    spec: GATTServiceSpec(uuid: try uuid(service["UUID"]), primary: primary, characteristics: characteristics),
+                    spec: GATTServiceSpec(
+                        uuid: try uuid(service["UUID"]), primary: primary, characteristics: characteristics),
                     characteristicPaths: chrcPaths, descriptorPaths: descPaths))
         }
         // A characteristic or descriptor pointing at nothing in the application.

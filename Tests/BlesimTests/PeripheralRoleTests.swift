@@ -39,7 +39,9 @@ struct PeripheralRoleTests {
             guard try advertiser.waitForLine(within: 60, where: { $0 == "Advertisement registered" }) != nil else {
                 throw HarnessError("example-advertisement: \(advertiser.transcript)")
             }
-            guard case .string(let address)? = try await client.property("/org/bluez/hci0", "org.bluez.Adapter1", "Address")
+            guard
+                case .string(let address)? = try await client.property(
+                    "/org/bluez/hci0", "org.bluez.Adapter1", "Address")
             else { throw HarnessError("hci0 has no Address") }
             let peripheral = "/org/bluez/hci1/dev_" + address.replacingOccurrences(of: ":", with: "_")
             return Bench(
@@ -87,10 +89,13 @@ struct PeripheralRoleTests {
         #expect(uuids.contains("0000180f-0000-1000-8000-00805f9b34fb"))
         #expect(device["ManufacturerData"] != nil)
         #expect(device["ServiceData"] != nil)
-        #expect(try await bench.client.property("/org/bluez/hci0", "org.bluez.LEAdvertisingManager1", "ActiveInstances") == .byte(1))
+        #expect(
+            try await bench.client.property("/org/bluez/hci0", "org.bluez.LEAdvertisingManager1", "ActiveInstances")
+                == .byte(1))
         // hci0 does not hear itself.
         try await bench.client.adapter("StartDiscovery", path: "/org/bluez/hci0")
-        #expect(try await bench.client.managedObjects()["/org/bluez/hci0/" + peripheral.split(separator: "/").last!] == nil)
+        #expect(
+            try await bench.client.managedObjects()["/org/bluez/hci0/" + peripheral.split(separator: "/").last!] == nil)
         _ = bench.sim
     }
 
@@ -145,7 +150,8 @@ struct PeripheralRoleTests {
         #expect(try example.waitForLine(within: 60, where: { $0 == "HR Measurement notifications enabled" }) != nil)
         for _ in 0..<2 {
             #expect(
-                try example.waitForLine(within: 60, where: { $0 == "New HR Measurement" }) != nil, "\(example.transcript)")
+                try example.waitForLine(within: 60, where: { $0 == "New HR Measurement" }) != nil,
+                "\(example.transcript)")
         }
         example.terminate()
         _ = bench.sim
@@ -159,13 +165,16 @@ struct PeripheralRoleTests {
         try await bench.connect()
         let peripheral = bench.peripheral
         bench.server.terminate()
-        #expect(await bench.client.log.wait(until: { BlueZClient.changed($0, peripheral, "Connected", .boolean(false)) }))
+        #expect(
+            await bench.client.log.wait(until: { BlueZClient.changed($0, peripheral, "Connected", .boolean(false)) }))
         bench.advertiser.terminate()
         #expect(
             await bench.client.log.wait(until: {
                 BlueZClient.changed($0, "/org/bluez/hci0", "ActiveInstances", .byte(0))
             }))
-        let error = await bench.client.errorName { _ = try await bench.client.call(peripheral, "org.bluez.Device1", "Connect") }
+        let error = await bench.client.errorName {
+            _ = try await bench.client.call(peripheral, "org.bluez.Device1", "Connect")
+        }
         #expect(error == "org.bluez.Error.Failed")
         _ = bench.sim
     }

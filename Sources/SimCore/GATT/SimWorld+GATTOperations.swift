@@ -153,14 +153,22 @@ extension SimWorld {
             switch operation.request {
             case .read(let offset):
                 let value: [UInt8]
-                if let relayed { value = try relayed.get() } else { value = try server.read(operation.handle, offset: offset) }
+                if let relayed {
+                    value = try relayed.get()
+                } else {
+                    value = try server.read(operation.handle, offset: offset)
+                }
                 let full = offset == 0 ? value : Array((link.cache[operation.handle] ?? []).prefix(offset)) + value
                 link.cache[operation.handle] = full
                 links[key] = link
                 return (.success(value), valueChanged(key, server, operation, full))
             case .write(let bytes, let offset, let procedure):
                 do {
-                    if let relayed { _ = try relayed.get() } else { try server.write(operation.handle, bytes, offset: offset) }
+                    if let relayed {
+                        _ = try relayed.get()
+                    } else {
+                        try server.write(operation.handle, bytes, offset: offset)
+                    }
                 } catch  where procedure == .command {
                     return (.success([]), [])  // no answer to a command
                 }

@@ -55,6 +55,8 @@ extension SimWorld {
         local.attributes = attributes
         localPeripherals[adapter] = local
         let batches = dropLinks(to: local.device)
+        virtualCentral.connected.remove(adapter)
+        virtualCentral.subscribed[adapter] = nil
         if local.applications.isEmpty {
             servers[local.device] = nil
             devices[local.device].gatt = nil
@@ -168,6 +170,8 @@ extension SimWorld {
     public mutating func peripheralPoweredOff(_ adapter: Int) -> (LocalAdvertisement?, [Batch]) {
         guard let local = localPeripherals[adapter] else { return (nil, []) }
         var batches = dropLinks(to: local.device)
+        virtualCentral.connected.remove(adapter)
+        virtualCentral.subscribed[adapter] = nil
         var released: LocalAdvertisement?
         if let (advertisement, events) = try? removeAdvertisement(adapter: adapter) {
             released = advertisement

@@ -1,0 +1,127 @@
+import GATT
+import SimCore
+import Testing
+
+@Suite("Adapters' peripheral role: registered applications and advertisements in the air")
+struct LocalPeripheralTests {
+    static let hrs = BluetoothUUID(uuid16: 0x180D)
+
+    func world() -> SimWorld {
+        SimWorld(scenario: Scenario(adapters: [.standard(index: 0), .standard(index: 1)], devices: []))
+    }
+
+    func application(owner: String = ":1.5", path: String = "/app") -> LocalApplication {
+        let notify = BlueZGATTFlags.Characteristic(bluezFlags: ["notify"])
+        let read = BlueZGATTFlags.Characteristic(bluezFlags: ["read"])
+        let spec = GATTServiceSpec(
+            uuid: Self.hrs,
+            characteristics: [
+                GATTCharacteristicSpec(
+                    uuid: BluetoothUUID(uuid16: 0x2A37), flags: notify,
+                    descriptors: [GATTDescriptorSpec(uuid: BluetoothUUID(uuid16: 0x2901))]),
+                GATTCharacteristicSpec(uuid: BluetoothUUID(uuid16: 0x2A38), flags: read),
+            ])
+        return LocalApplication(
+            owner: owner, path: path,
+            services: [
+                LocalService(
+                    path: path + "/s0", spec: spec, characteristicPaths: [path + "/s0/c0", path + "/s0/c1"],
+                    descriptorPaths: [[path + "/s0/c0/d0"], []])
+            ])
+    }
+
+    func advertisement(owner: String = ":1.5", timeout: Double? = nil) -> LocalAdvertisement {
+        LocalAdvertisement(
+            owner: owner, path: "/adv", advertisement: Advertisement(name: "Periph", serviceUUIDs: [Self.hrs]),
+            connectable: true, timeout: timeout)
+    }
+
+    func heard(_ batches: [SimWorld.Batch], adapter: Int) -> [DeviceAddress] {
+        batches.filter { $0.adapter == adapter }.flatMap(\.events).compactMap { event in
+            if case .deviceAdded(let address, _) = event { return address }
+            return nil
+        }
+    }
+
+    @Test(
+        "handles follow bluetoothd's order from 0x000a, with a CCCD after a notifying value, and map to the application's objects"
+    )
+    func handles() throws {
+        var world = world()
+        _ = try world.registerApplication(adapter: 0, application(), now: .zero)
+        let local = try #require(world.localPeripherals[0])
+        let server = try #require(world.servers[local.device])
+        let service = try #require(server.services.first)
+        #expect(service.handle == 0x000a)
+        #expect(service.characteristics.map(\.valueHandle) == [0x000c, 0x0010])
+        #expect(
+            service.characteristics[0].descriptors.map(\.uuid) == [GATTServer.cccdUUID, BluetoothUUID(uuid16: 0x2901)])
+        #expect(local.attributes[0x000c]?.path == "/app/s0/c0")
+        #expect(local.attributes[0x000e]?.path == "/app/s0/c0/d0")
+        #expect(local.attributes[0x000e]?.isCharacteristic == false)
+        #expect(local.attributes[0x000d] == nil)  // the CCCD is bluetoothd's own
+        #expect(local.attributes[0x0010]?.path == "/app/s0/c1")
+    }
+
+    @Test("the same application twice is AlreadyExists; a second advertisement is Failed past the one instance")
+    func duplicates() throws {
+        var world = world()
+        _ = try world.registerApplication(adapter: 0, application(), now: .zero)
+        #expect(throws: BlueZError(.alreadyExists, "Already Exists")) {
+            _ = try world.registerApplication(adapter: 0, application(), now: .zero)
+        }
+        _ = try world.registerAdvertisement(adapter: 0, advertisement(), now: .zero)
+        #expect(throws: BlueZError(.alreadyExists, "Already Exists")) {
+            _ = try world.registerAdvertisement(adapter: 0, advertisement(), now: .zero)
+        }
+        #expect(throws: BlueZError(.failed, "Maximum advertisements reached")) {
+            _ = try world.registerAdvertisement(adapter: 0, advertisement(owner: ":1.9"), now: .zero)
+        }
+    }
+
+    @Test("an advertising adapter is heard by the other adapter's discovery, never by its own")
+    func heardByOthersOnly() throws {
+        var world = world()
+        _ = try world.registerAdvertisement(adapter: 0, advertisement(), now: .zero)
+        for index in 0..<2 {
+            _ = try world.withAdapter(index) { adapter throws(BlueZError) in try adapter.startDiscovery(owner: ":1.1") }
+        }
+        let batches = world.advance(to: .milliseconds(500))
+        let address = world.adapters[0].spec.address
+        #expect(heard(batches, adapter: 1) == [address])
+        #expect(heard(batches, adapter: 0).isEmpty)
+    }
+
+    @Test("when the owner leaves, its application and advertisement leave the air (ActiveInstances 0, no Release)")
+    func ownerLeaves() throws {
+        var world = world()
+        _ = try world.registerApplication(adapter: 0, application(), now: .zero)
+        _ = try world.registerAdvertisement(adapter: 0, advertisement(), now: .zero)
+        let batches = world.peripheralOwnerLeft(":1.5")
+        let local = try #require(world.localPeripherals[0])
+        #expect(local.advertisement == nil && local.applications.isEmpty)
+        #expect(world.servers[local.device] == nil)
+        #expect(world.offAir.contains(local.device))
+        let events = batches.flatMap(\.events)
+        #expect(
+            events.contains {
+                if case .objectChanged(_, _, let changed, _) = $0 {
+                    changed.contains(Property("ActiveInstances", .byte(0)))
+                } else {
+                    false
+                }
+            })
+        #expect(!events.contains { if case .advertisementReleased = $0 { true } else { false } })
+    }
+
+    @Test("an advertisement's Timeout removes it on the simulation clock and Releases it")
+    func timeout() throws {
+        var world = world()
+        _ = try world.registerAdvertisement(adapter: 0, advertisement(timeout: 5), now: .zero)
+        #expect(world.nextDeadline == .seconds(5))
+        #expect(world.advance(to: .seconds(4)).isEmpty)
+        let events = world.advance(to: .seconds(5)).flatMap(\.events)
+        #expect(events.contains(.advertisementReleased(owner: ":1.5", path: "/adv")))
+        #expect(world.localPeripherals[0]?.advertisement == nil)
+    }
+}
