@@ -10,7 +10,9 @@ let package = Package(
         // Role plugins: each a shared library the agent loads from its plugin
         // directory (docs/plugins.md), linking the core by product only.
         .library(name: "Diagnostics", type: .dynamic, targets: ["Diagnostics"]),
-        .library(name: "PaymentTerminalScanner", type: .dynamic, targets: ["PaymentTerminalScanner"]),
+        .library(name: "PaymentTerminalScanner", type: .dynamic, targets: ["PaymentTerminalScannerEntry"]),
+        .library(name: "SensorAggregator", type: .dynamic, targets: ["SensorAggregatorEntry"]),
+        .library(name: "VirtualPaymentTerminal", type: .dynamic, targets: ["VirtualTerminalPlugin"]),
         // Test fixtures for the plugin loader, built beside the real plugins.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
         .library(name: "PeripheralOnlyPlugin", type: .dynamic, targets: ["PeripheralOnlyPlugin"]),
@@ -36,15 +38,25 @@ let package = Package(
         // Drives CentralManager over BlueZ against example-gatt-server in the VM (Tests/VM/central-*.sh).
         .executableTarget(name: "bleprobe-central", dependencies: [core], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
-        // The sensor aggregator's pure logic (issue 7); it becomes a .dynamic
-        // plugin product with entry points once the BLE API is in the core.
+        // A virtual payment terminal in the peripheral role (libVirtualPaymentTerminal.so; the module
+        // name differs from the core's VirtualPaymentTerminal module it imports).
         .target(
-            name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", swiftSettings: strict),
+            name: "VirtualTerminalPlugin", dependencies: [core], path: "plugins/VirtualTerminal", swiftSettings: strict),
+        // The sensor aggregator (issue 7): pure logic plus the peripheral plugin shell.
+        .target(
+            name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", exclude: ["Entry"],
+            swiftSettings: strict),
+        .target(
+            name: "SensorAggregatorEntry", dependencies: [core, "SensorAggregator"],
+            path: "plugins/SensorAggregator/Entry", swiftSettings: strict),
         // The payment-terminal scanner (central role plugin): the pure parts (terminal table, journal,
         // reconciliation, pos.* params) and the shell that drives them over the BLE API.
         .target(
             name: "PaymentTerminalScanner", dependencies: [core], path: "plugins/PaymentTerminalScanner",
-            swiftSettings: strict),
+            exclude: ["Entry"], swiftSettings: strict),
+        .target(
+            name: "PaymentTerminalScannerEntry", dependencies: [core, "PaymentTerminalScanner"],
+            path: "plugins/PaymentTerminalScanner/Entry", swiftSettings: strict),
         .target(
             name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: strict),

@@ -1,4 +1,7 @@
-// The two C entry points the agent looks up (docs/plugins.md).
+import PaymentTerminalScanner
+// The two C entry points the agent looks up (docs/plugins.md). They live in a target of
+// their own so that the test bundle, which links the plugin logic of several plugins,
+// holds no two definitions of the same C symbol.
 import RoleKit
 
 /// The ABI version this plugin was compiled against; read by the agent first.
@@ -12,6 +15,6 @@ public func paymentTerminalScannerDescriptor() -> UnsafeMutableRawPointer {
         name: "PaymentTerminalScanner", namespace: "pos", roles: [.central],
         summary: "a point-of-sale lane: finds the nearest payment terminal and charges payments on it (pos.*)"
     ) { context in
-        try PaymentTerminalScannerPlugin(context: context)
+        try makePaymentTerminalScannerPlugin(context: context)
     }.exported()
 }
