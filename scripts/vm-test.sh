@@ -2,7 +2,7 @@
 # Run the VM payloads (Tests/VM/*.sh) against the real bluetoothd 5.66, each in
 # its own throw-away VM (../shared/bluez-vm/run), with a bounded time.
 #
-#   scripts/vm-test.sh [PAYLOAD.sh ...]      default: every Tests/VM/*.sh
+#   scripts/vm-test.sh [PAYLOAD.sh ...]      default: every Tests/VM/*.sh but *-lib.sh
 #
 # Env: VM_TIMEOUT   guest timeout per payload in seconds (default 240); the host
 #                   kills the VM at VM_TIMEOUT + 90 s whatever happens inside.
@@ -21,7 +21,10 @@ VM=${BLUEZ_VM:-$ROOT/../shared/bluez-vm}
 TMO=${VM_TIMEOUT:-240}
 OUTDIR=${VM_OUT:-$(mktemp -d /tmp/vm-test.XXXXXX)}
 mkdir -p "$OUTDIR"
-if [ $# -eq 0 ]; then set -- "$ROOT"/Tests/VM/*.sh; fi
+if [ $# -eq 0 ]; then
+    # every payload; *-lib.sh files are sourced by payloads, not run
+    for f in "$ROOT"/Tests/VM/*.sh; do case "$f" in *-lib.sh) ;; *) set -- "$@" "$f" ;; esac; done
+fi
 
 failed=0
 for payload in "$@"; do
