@@ -4,7 +4,7 @@ import Testing
 
 /// The virtualenv `scripts/bleak-venv.sh` creates (Bleak pinned there), or `$BLEAK_PYTHON`.
 private let python: String =
-    getenv("BLEAK_PYTHON").map { String(cString: $0) } ?? repositoryRoot + "/.build/venv-bleak/bin/python"
+    getenv("BLEAK_PYTHON").map { String(cString: $0) } ?? BlesimProcess.repositoryRoot + "/.build/venv-bleak/bin/python"
 
 /// In CI a missing virtualenv is a failure, never a silent skip; elsewhere the test is skipped with a message.
 private let bleakAvailable: Bool = {
@@ -30,12 +30,12 @@ func bleakCentralAgainstBlesim() async throws {
         return
     }
     try await PrivateBus.with { bus in
-        let sim = try await BlesimChild.start(
-            address: bus.address, scenario: repositoryRoot + "/Tests/Bleak/heart-rate.json")
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: BlesimProcess.repositoryRoot + "/Tests/Bleak/heart-rate.json")
         defer { sim.stop() }
         let (output, status) = try await tool([
             "env", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", "PYTHONDONTWRITEBYTECODE=1", python,
-            repositoryRoot + "/Tests/Bleak/central.py",
+            BlesimProcess.repositoryRoot + "/Tests/Bleak/central.py",
         ])
         #expect(status == 0, "central.py failed:\n\(output)")
         for step in [

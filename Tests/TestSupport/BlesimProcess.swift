@@ -1,14 +1,24 @@
 import Glibc
-import TestSupport
 
-/// The built blesim binary (`.build/debug/blesim`, or `$BLESIM`) serving a scenario on a private bus; ready once
-/// it printed its `blesim: ready` line, read on its pipe off the cooperative pool (an event, not a delay).
-final class BlesimChild: Sendable {
-    static var executable: String {
+/// The built blesim binary (`.build/debug/blesim`, or `$BLESIM`) serving on a
+/// private bus; ready once it printed its `blesim: ready` line (read on its
+/// pipe, off the cooperative pool: an event, not a delay).
+public final class BlesimProcess: Sendable {
+    /// The repository this file is in.
+    public static let repositoryRoot: String = {
+        var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        return parts.joined(separator: "/")
+    }()
+    /// The small scenario of Tests/BlesimTests/Fixtures.
+    public static let airScenario = repositoryRoot + "/Tests/BlesimTests/Fixtures/air.json"
+    /// The blesim binary: `$BLESIM`, else the debug build.
+    public static var executable: String {
         getenv("BLESIM").map { String(cString: $0) } ?? repositoryRoot + "/.build/debug/blesim"
     }
 
-    let pid: pid_t
+    /// blesim's process id.
+    public let pid: pid_t
     /// blesim's standard output, kept open so that later lines never meet a closed pipe.
     private let output: Int32
 
@@ -17,8 +27,8 @@ final class BlesimChild: Sendable {
         self.output = output
     }
 
-    /// Starts blesim on `address` with `scenario` and waits for its ready line.
-    static func start(address: String, scenario: String) async throws -> BlesimChild {
+    /// Starts blesim on `address` with `scenario` and waits for it to be ready.
+    public static func start(address: String, scenario: String = airScenario) async throws -> BlesimProcess {
         try await offPool {
             guard access(executable, X_OK) == 0 else {
                 throw PrivateBus.Failure.setup("no blesim at \(executable): run `swift build` first")
@@ -43,39 +53,31 @@ final class BlesimChild: Sendable {
             }
             var line: [UInt8] = []
             var byte: UInt8 = 0
-            var ready = false
             while read(fds[0], &byte, 1) == 1 {
-                guard byte == UInt8(ascii: "\n") else {
+                if byte == UInt8(ascii: "\n") {
+                    if String(decoding: line, as: UTF8.self).hasPrefix("blesim: ready") { break }
+                    line = []
+                } else {
                     line.append(byte)
-                    continue
                 }
-                if String(decoding: line, as: UTF8.self).hasPrefix("blesim: ready") {
-                    ready = true
-                    break
-                }
-                line = []
             }
-            guard ready else {
+            guard String(decoding: line, as: UTF8.self).hasPrefix("blesim: ready") else {
                 close(fds[0])
                 Glibc.kill(pid, SIGKILL)
                 waitpid(pid, nil, 0)
                 throw PrivateBus.Failure.setup("blesim did not become ready")
             }
-            return BlesimChild(pid: pid, output: fds[0])
+            return BlesimProcess(pid: pid, output: fds[0])
         }
     }
 
-    /// Stops blesim (SIGTERM) and reaps it.
-    func stop() {
-        Glibc.kill(pid, SIGTERM)
+    /// Kills blesim (SIGKILL, as a crash) and reaps it.
+    public func kill() {
+        Glibc.kill(pid, SIGKILL)
         waitpid(pid, nil, 0)
         close(output)
     }
-}
 
-/// The repository's root, from this file's path (Tests/BleakTests/...).
-let repositoryRoot: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/")
-}()
+    /// Stops blesim (SIGKILL) and reaps it; the same as ``kill()``.
+    public func stop() { kill() }
+}
