@@ -97,9 +97,11 @@ struct ControlInterface: Sendable {
                     guard case .uint32(let index)? = try call.arguments().first else {
                         throw Self.invalid("expected (index)")
                     }
-                    host.update { world, _ in
-                        world.setPowered(adapter: Int(index), false) + world.setPowered(adapter: Int(index), true)
-                    }
+                    // Two signals, as bluetoothd's power off and on are: a client sees Powered false,
+                    // then (after the reply) Powered true. Folded into one, the cycle would be invisible.
+                    host.update { world, _ in world.setPowered(adapter: Int(index), false) }
+                    call.flushSignals()
+                    host.update { world, _ in world.setPowered(adapter: Int(index), true) }
                     return []
                 },
             ] + (try central?.methods() ?? []))

@@ -77,6 +77,13 @@ struct FaultInjectionTests {
         _ = try await client.call(Air.hrm, "org.bluez.Device1", "Connect")
         #expect(try await client.property(Air.hrm, "org.bluez.Device1", "Connected") == .boolean(true))
         try await client.control("PowerCycle", [.uint32(0)])
+        #expect(
+            await client.log.wait { messages in
+                let powered = Signals.changes(messages).filter { $0.path == "/org/bluez/hci0" }
+                    .compactMap { $0.changed["Powered"] }
+                guard let off = powered.firstIndex(of: .boolean(false)) else { return false }
+                return powered[(off + 1)...].contains(.boolean(true))
+            }, "PowerCycle is seen as Powered false, then Powered true")
         #expect(try await client.property(Air.hrm, "org.bluez.Device1", "Connected") == .boolean(false))
         #expect(try await client.property("/org/bluez/hci0", "org.bluez.Adapter1", "Powered") == .boolean(true))
         _ = sim
