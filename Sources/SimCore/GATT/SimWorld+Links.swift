@@ -78,7 +78,9 @@ extension SimWorld {
         var link = links[key] ?? GATTLink(device: index, mtu: mtu)
         link.connected = true
         link.mtu = mtu
+        link.budget = linkModel.map { _ in LinkBudget(tokens: 1, at: clock) }
         links[key] = link
+        schedule.linkUp(address, at: clock)
         return [
             Batch(
                 adapter: adapter,
@@ -276,6 +278,14 @@ extension SimWorld {
             let path = GATTObjects.characteristicPath(
                 valueHandle: valueHandle, devicePath: adapters[key.adapter].devicePath(key.address), in: server)
         else { return [] }
+        let subscribed = link.notifyAcquired[valueHandle] != nil || link.isNotifying(valueHandle)
+        if subscribed, let model = linkModel, var budget = link.budget {
+            // Over the link's physical rate the value is not sent (the device's queue is full).
+            let sent = budget.take(model, valueLength: value.count, mtu: link.mtu, at: clock)
+            link.budget = budget
+            links[key] = link
+            guard sent else { return [] }
+        }
         var events: [AdapterEvent] = []
         if link.notifyAcquired[valueHandle] != nil { events.append(.socketNotification(path: path, value: value)) }
         if link.isNotifying(valueHandle) {
