@@ -28,17 +28,22 @@ extension Scenario {
         _ item: ScenarioField, knownDevices: Set<DeviceAddress>, adapterCount: Int
     ) throws(ScenarioError) -> [ScheduledFault] {
         guard case .object(let object) = item.value else { throw item.error("expected an object") }
-        guard let kindValue = object["fault"] else { throw ScenarioError(path: item.child("fault"), message: "missing") }
+        guard let kindValue = object["fault"] else {
+            throw ScenarioError(path: item.child("fault"), message: "missing")
+        }
         let kind = try ScenarioField(value: kindValue, path: item.child("fault")).string()
         guard let extra = faultKeys[kind] else {
             throw ScenarioError(
                 path: item.child("fault"),
-                message: "unknown fault \"\(kind)\" (expected one of \(faultKeys.keys.sorted().joined(separator: ", ")))")
+                message:
+                    "unknown fault \"\(kind)\" (expected one of \(faultKeys.keys.sorted().joined(separator: ", ")))")
         }
         let keys = try item.object(allowing: extra.union(["at", "after", "fault", "description"]))
         let at = try keys["at"].map { (field) throws(ScenarioError) in try field.number(in: 0...1e9) } ?? 0
         func device() throws(ScenarioError) -> DeviceAddress {
-            guard let field = keys["device"] else { throw ScenarioError(path: item.child("device"), message: "missing") }
+            guard let field = keys["device"] else {
+                throw ScenarioError(path: item.child("device"), message: "missing")
+            }
             let address = try field.address()
             guard knownDevices.contains(address) else { throw field.error("no device \(address) in this scenario") }
             return address

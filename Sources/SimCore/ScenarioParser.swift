@@ -33,7 +33,8 @@ extension Scenario {
             for field in try devices.array() {
                 for device in try parseDevices(field) {
                     guard seen.insert(device.address).inserted else {
-                        throw ScenarioError(path: field.child("address"), message: "duplicate address \(device.address)")
+                        throw ScenarioError(
+                            path: field.child("address"), message: "duplicate address \(device.address)")
                     }
                     scenario.devices.append(device)
                 }

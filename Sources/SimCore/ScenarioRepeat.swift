@@ -3,7 +3,9 @@ extension Scenario {
     /// The copies of `template` that `field` (the `repeat` object) asks for: copy k (from 0)
     /// has the template's address plus k, `{n}` in its name replaced by k + 1, and, with
     /// `distance: [near, far]`, a fixed distance spread evenly from near to far.
-    static func repeated(_ template: VirtualDevice, _ field: ScenarioField, namePath: String) throws(ScenarioError)
+    static func repeated(
+        _ template: VirtualDevice, _ field: ScenarioField, namePath: String
+    ) throws(ScenarioError)
         -> [VirtualDevice]
     {
         let keys = try field.object(allowing: ["count", "distance"])
@@ -26,10 +28,12 @@ extension Scenario {
         for index in 0..<count {
             var copy = template
             let value = base + UInt64(index)
-            copy.address = DeviceAddress(validBytes: (
-                UInt8(truncatingIfNeeded: value >> 40), UInt8(truncatingIfNeeded: value >> 32),
-                UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
-                UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)))
+            copy.address = DeviceAddress(
+                validBytes: (
+                    UInt8(truncatingIfNeeded: value >> 40), UInt8(truncatingIfNeeded: value >> 32),
+                    UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+                    UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)
+                ))
             if let name = template.advertisement.name, name.contains("{n}") {
                 copy.advertisement.name = name.replacing("{n}", with: String(index + 1))
                 if let problem = copy.advertisement.sizeProblem {

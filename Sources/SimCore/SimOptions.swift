@@ -122,7 +122,8 @@ public struct SimOptions: Sendable, Equatable {
             switch key {
             case "interval":
                 guard let ms = Double(text), ms >= 7.5, ms <= 4000 else {
-                    throw UsageError(message: "--link interval: expected milliseconds from 7.5 to 4000, got \"\(text)\"")
+                    throw UsageError(
+                        message: "--link interval: expected milliseconds from 7.5 to 4000, got \"\(text)\"")
                 }
                 model.connectionIntervalMs = ms
             case "phy":

@@ -40,7 +40,8 @@ struct ControlInterface: Sendable {
                         kind == "timeout"
                         ? .timeout
                         : .error(BlueZError(BlueZError.Name(rawValue: kind), message.isEmpty ? nil : message))
-                    _ = apply(.failNext(FaultPlan.Rule(address: address, uuid: uuid, remaining: Int(count), action: action)))
+                    _ = apply(
+                        .failNext(FaultPlan.Rule(address: address, uuid: uuid, remaining: Int(count), action: action)))
                     return []
                 },
                 ExportedMethod("SetDelay", in: "sd", out: "") { call in

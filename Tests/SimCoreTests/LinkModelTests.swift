@@ -44,7 +44,8 @@ struct LinkModelTests {
         let model = LinkModel(connectionIntervalMs: 100, maxPacketsPerEvent: 1)  // 10/s, burst 1
         var budget = LinkBudget(tokens: 1, at: .zero)
         var sent = 0
-        for millisecond in 0..<10_000 where budget.take(model, valueLength: 2, mtu: 247, at: .milliseconds(Int64(millisecond))) {
+        for millisecond in 0..<10_000
+        where budget.take(model, valueLength: 2, mtu: 247, at: .milliseconds(Int64(millisecond))) {
             sent += 1
         }
         #expect(sent >= 99 && sent <= 101)
@@ -65,7 +66,9 @@ struct LinkModelTests {
             var count = 0
             for millisecond in 101...2100 {
                 for event in world.advance(to: .milliseconds(Int64(millisecond))).flatMap(\.events) {
-                    if case .objectChanged(path, _, let changed, _) = event, changed.first?.name == "Value" { count += 1 }
+                    if case .objectChanged(path, _, let changed, _) = event, changed.first?.name == "Value" {
+                        count += 1
+                    }
                 }
             }
             return count
@@ -79,15 +82,18 @@ struct LinkModelTests {
     @Test("link options: scenario `link` and --link, with errors that name the field")
     func options() throws {
         let model = try #require(
-            try Scenario.parse(#"{ "link": { "intervalMs": 7.5, "phy": "2M", "packetsPerEvent": 4, "dataLength": 27 } }"#)
-                .link)
+            try Scenario.parse(
+                #"{ "link": { "intervalMs": 7.5, "phy": "2M", "packetsPerEvent": 4, "dataLength": 27 } }"#
+            )
+            .link)
         #expect(model == LinkModel(connectionIntervalMs: 7.5, phy: .le2M, maxPacketsPerEvent: 4, dataLength: 27))
         #expect(try Scenario.parse("{}").link == nil)
         #expect(throws: ScenarioError(path: "link.phy", message: #"expected "1M", "2M" or "coded""#)) {
             try Scenario.parse(#"{ "link": { "phy": "3M" } }"#)
         }
         let options = try SimOptions.parse(["--link", "interval=15,phy=coded,packets=2,length=100"])
-        #expect(options.link == LinkModel(connectionIntervalMs: 15, phy: .coded, maxPacketsPerEvent: 2, dataLength: 100))
+        #expect(
+            options.link == LinkModel(connectionIntervalMs: 15, phy: .coded, maxPacketsPerEvent: 2, dataLength: 100))
         #expect(options.applied(to: try Scenario.parse("{}")).link == options.link)
         #expect(throws: SimOptions.UsageError.self) { try SimOptions.parse(["--link", "interval=1"]) }
         #expect(throws: SimOptions.UsageError.self) { try SimOptions.parse(["--link", "colour=red"]) }

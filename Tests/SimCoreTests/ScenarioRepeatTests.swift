@@ -32,7 +32,10 @@ struct ScenarioRepeatTests {
             (#"{ "address": "C0:00:00:00:00:01", "repeat": { } }"#, "devices[0].repeat.count"),
             (#"{ "address": "C0:00:00:00:00:01", "repeat": { "count": 0 } }"#, "devices[0].repeat.count"),
             (#"{ "address": "FF:FF:FF:FF:FF:FE", "repeat": { "count": 3 } }"#, "devices[0].repeat.count"),
-            (#"{ "address": "C0:00:00:00:00:01", "repeat": { "count": 2, "distance": [1] } }"#, "devices[0].repeat.distance"),
+            (
+                #"{ "address": "C0:00:00:00:00:01", "repeat": { "count": 2, "distance": [1] } }"#,
+                "devices[0].repeat.distance"
+            ),
             (#"{ "address": "C0:00:00:00:00:01", "repeat": { "count": 2, "every": 1 } }"#, "devices[0].repeat.every"),
             (
                 #"{ "address": "C0:00:00:00:00:01", "advertising": { "name": "ABCDEFGHIJKLMNOPQRSTUVWXYZ{n}" }, "repeat": { "count": 1000 } }"#,

@@ -34,11 +34,14 @@ struct ScheduledFaultsTests {
     @Test("a fault `after: connect` happens that long after each connection, not before")
     func afterConnect() throws {
         var world = try Self.connected(
-            Self.scenario(faults: #"[ { "fault": "dropLink", "device": "C0:00:00:00:00:01", "after": "connect", "at": 0.5 } ]"#))
+            Self.scenario(
+                faults: #"[ { "fault": "dropLink", "device": "C0:00:00:00:00:01", "after": "connect", "at": 0.5 } ]"#))
         _ = world.advance(to: .seconds(0.55))
         #expect(Self.connectedNow(world))
         let events = world.advance(to: .seconds(0.65)).flatMap(\.events)
-        #expect(events.contains(.deviceChanged(Self.device, changed: [Property("Connected", .bool(false))], invalidated: [])))
+        #expect(
+            events.contains(
+                .deviceChanged(Self.device, changed: [Property("Connected", .bool(false))], invalidated: [])))
         #expect(!Self.connectedNow(world))
         // Reconnecting schedules it again.
         _ = try world.beginConnect(adapter: 0, address: Self.device, at: .seconds(1))
@@ -111,8 +114,11 @@ struct ScheduledFaultsTests {
         let (error, batches) = world.attTimedOut(operation)
         #expect(error == BlueZError(.failed, "Operation failed with ATT error: 0x0e"))
         let events = batches.flatMap(\.events)
-        #expect(events.last == .deviceChanged(Self.device, changed: [Property("Connected", .bool(false))], invalidated: []))
-        #expect(events.contains(.deviceChanged(Self.device, changed: [Property("ServicesResolved", .bool(false))], invalidated: [])))
+        #expect(
+            events.last == .deviceChanged(Self.device, changed: [Property("Connected", .bool(false))], invalidated: []))
+        #expect(
+            events.contains(
+                .deviceChanged(Self.device, changed: [Property("ServicesResolved", .bool(false))], invalidated: [])))
         #expect(throws: BluetoothdError.failed("Not connected")) { _ = try world.beginRead(path: path, offset: 0) }
     }
 

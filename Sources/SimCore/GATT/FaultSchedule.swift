@@ -34,7 +34,9 @@ public struct FaultSchedule: Sendable {
     /// The schedule of `entries`, with the start-triggered ones counted from `start`.
     public init(_ entries: [ScheduledFault], start: SimInstant) {
         self.entries = entries
-        for entry in entries where entry.trigger == .start { add(entry.fault, at: start.advanced(bySeconds: entry.after)) }
+        for entry in entries where entry.trigger == .start {
+            add(entry.fault, at: start.advanced(bySeconds: entry.after))
+        }
     }
 
     private mutating func add(_ fault: Fault, at time: SimInstant) {

@@ -30,7 +30,8 @@ public struct LinkModel: Sendable, Equatable {
     public static let interFrameSpace = 150.0
 
     /// A link model; the defaults are a phone-like link: 30 ms, LE 1M, 6 packets per event, 251 octets.
-    public init(connectionIntervalMs: Double = 30, phy: PHY = .le1M, maxPacketsPerEvent: Int = 6, dataLength: Int = 251) {
+    public init(connectionIntervalMs: Double = 30, phy: PHY = .le1M, maxPacketsPerEvent: Int = 6, dataLength: Int = 251)
+    {
         self.connectionIntervalMs = connectionIntervalMs
         self.phy = phy
         self.maxPacketsPerEvent = maxPacketsPerEvent

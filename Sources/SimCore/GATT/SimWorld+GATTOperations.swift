@@ -42,7 +42,8 @@ extension SimWorld {
     private mutating func operation(_ located: Located, _ request: GATTRequest) -> GATTOperation {
         // A write command has no answer to withhold or fail: bluetoothd replies to it at once.
         var fault: FaultPlan.Action? = nil
-        if case .write(_, _, .command) = request {} else {
+        if case .write(_, _, .command) = request {
+        } else {
             fault = faults.take(address: located.key.address, uuid: uuid(of: located))
         }
         let handle: UInt16
