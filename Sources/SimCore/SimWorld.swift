@@ -94,7 +94,7 @@ public struct SimWorld: Sendable {
         let expiry =
             (adapters.compactMap(\.nextExpiry) + servers.values.compactMap(\.nextDeadline)
             + [
-                nextTerminalDeadline, nextAdvertisementExpiry, schedule.nextDeadline,
+                nextTerminalDeadline, nextAdvertisementExpiry, schedule.nextDeadline, nextPacedWrite,
             ].compactMap { $0 }).min()
         guard isListening, let advertisement = air.nextEvent else { return expiry }
         return min(expiry ?? advertisement, advertisement)
@@ -123,6 +123,7 @@ public struct SimWorld: Sendable {
                 batches[adapterIndex] += adapters[adapterIndex].receive(report, at: time)
             }
         }
+        deliverPacedWrites(through: now)
         for (adapterIndex, events) in advanceServers(to: now) { batches[adapterIndex] += events }
         for batch in advanceTerminals(to: now) { batches[batch.adapter] += batch.events }
         for batch in expireAdvertisements(at: now) { batches[batch.adapter] += batch.events }

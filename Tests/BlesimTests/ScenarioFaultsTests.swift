@@ -98,6 +98,43 @@ struct ScenarioFaultsTests {
         _ = sim
     }
 
+    @Test("the link model paces write commands: the device has at most rate x time + one of them, then all")
+    func pacedWrites() async throws {
+        let path = try Self.scenarioFile(
+            "writes",
+            """
+            { "adapters": 1, "devices": [ { "address": "D0:00:00:00:00:02", "intervalMs": 50,
+              "advertising": { "name": "Sink" }, "rssi": { "distance": 1 },
+              "gatt": { "services": [ { "uuid": "1234", "characteristics": [
+                { "uuid": "2A00", "flags": ["read", "write-without-response"], "value": "00" } ] } ] } } ] }
+            """)
+        defer { unlink(path) }
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--scenario", path, "--link", "interval=100,packets=1"])
+        let client = try await BlueZClient.connect(bus)
+        let device = "/org/bluez/hci0/dev_D0_00_00_00_00_02"
+        let value = device + "/service000a/char000b"
+        try await client.adapter("StartDiscovery")
+        #expect(await client.log.wait { Signals.addedDevices($0)[device] != nil })
+        _ = try await client.call(device, "org.bluez.Device1", "Connect")
+        #expect(await client.log.wait { BlueZClient.changed($0, device, "ServicesResolved", .boolean(true)) })
+        let start = ContinuousClock.now
+        for index in 1...30 { try await client.write(value, [UInt8(index)], type: "command") }
+        let written = try await client.read(value)
+        let elapsed = (ContinuousClock.now - start) / .seconds(1)
+        // 10 writes/s reach the device (the first at once): at most 10 x elapsed + 1, +1 for rounding.
+        #expect(Double(written.first ?? 0) <= 10 * elapsed + 2, "value \(written) after \(elapsed) s")
+        // None is lost: the last arrives (about 3 s after the first).
+        let deadline = ContinuousClock.now + .seconds(60)
+        var last = written
+        while last != [30], ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            last = try await client.read(value)
+        }
+        #expect(last == [30])
+        _ = sim
+    }
+
     @Test("a load scenario: 2000 devices from one template with `repeat` are all discovered")
     func load() async throws {
         let path = try Self.scenarioFile(

@@ -79,6 +79,39 @@ struct LinkModelTests {
         #expect(capped >= 19 && capped <= 21)
     }
 
+    @Test("write commands reach the device at the link's rate (queued, never dropped); without a model at once")
+    func pacedWrites() throws {
+        func world(link: String) throws -> SimWorld {
+            try ScheduledFaultsTests.connected(
+                """
+                { \(link) "devices": [ { "address": "C0:00:00:00:00:01", "rssi": { "distance": 1 },
+                  "gatt": { "services": [ { "uuid": "1234", "characteristics": [
+                    { "uuid": "2A00", "flags": ["read", "write-without-response"], "value": "00" } ] } ] } } ] }
+                """)
+        }
+        let path = "/org/bluez/hci0/dev_C0_00_00_00_00_01/service000a/char000b"
+        func send(_ world: inout SimWorld) throws {
+            for index in 1...30 {
+                let operation = try world.beginWrite(path: path, value: [UInt8(index)], offset: 0, type: "command")
+                #expect(world.finish(operation).0 == .success([]))
+            }
+        }
+        var free = try world(link: "")
+        try send(&free)
+        #expect(try free.servers[0]?.read(0x000c) == [30])
+        // 100 ms, one packet per event: 10/s. The first goes at once, the 11th 1 s later.
+        var paced = try world(link: #""link": { "intervalMs": 100, "packetsPerEvent": 1 },"#)
+        try send(&paced)
+        #expect(try paced.servers[0]?.read(0x000c) == [0])
+        _ = paced.advance(to: .seconds(0.1))
+        #expect(try paced.servers[0]?.read(0x000c) == [1])
+        _ = paced.advance(to: .seconds(1.1))
+        #expect(try paced.servers[0]?.read(0x000c) == [11])
+        #expect(paced.nextDeadline != nil)
+        _ = paced.advance(to: .seconds(3.05))
+        #expect(try paced.servers[0]?.read(0x000c) == [30])
+    }
+
     @Test("link options: scenario `link` and --link, with errors that name the field")
     func options() throws {
         let model = try #require(

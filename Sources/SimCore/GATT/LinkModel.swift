@@ -125,3 +125,37 @@ public struct LinkBudget: Sendable, Equatable {
         return true
     }
 }
+
+/// Write commands on a link under a `LinkModel`: bluetoothd queues them (src/shared/att.c's
+/// write queue) and the link carries them at its rate, so each reaches the device at the next
+/// free slot, one slot per 1/rate seconds. The client is not slowed; the device sees the
+/// values late.
+public struct PacedWrites: Sendable {
+    /// Queued writes: when each reaches the device, the attribute handle and the bytes.
+    public private(set) var pending: [(at: SimInstant, handle: UInt16, bytes: [UInt8])] = []
+    /// The first free slot.
+    public private(set) var nextSlot = SimInstant.zero
+
+    /// No writes queued.
+    public init() {}
+
+    /// Queues a write at `now` that takes `seconds` of the link; returns when it reaches the device.
+    @discardableResult
+    public mutating func enqueue(handle: UInt16, bytes: [UInt8], at now: SimInstant, seconds: Double) -> SimInstant {
+        let slot = max(nextSlot, now)
+        pending.append((slot, handle, bytes))
+        nextSlot = slot.advanced(bySeconds: seconds)
+        return slot
+    }
+
+    /// When the next queued write reaches the device.
+    public var nextDeadline: SimInstant? { pending.first?.at }
+
+    /// Takes the writes that reach the device at or before `now`, in order.
+    public mutating func due(through now: SimInstant) -> [(handle: UInt16, bytes: [UInt8])] {
+        let count = pending.prefix { $0.at <= now }.count
+        let due = pending.prefix(count).map { (handle: $0.handle, bytes: $0.bytes) }
+        pending.removeFirst(count)
+        return due
+    }
+}

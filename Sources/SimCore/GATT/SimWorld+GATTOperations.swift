@@ -168,6 +168,9 @@ extension SimWorld {
                 links[key] = link
                 return (.success(value), valueChanged(key, server, operation, full))
             case .write(let bytes, let offset, let procedure):
+                if relayed == nil, procedure == .command, pace(key, operation.handle, bytes) {
+                    return (.success([]), [])  // on its way at the link's rate
+                }
                 do {
                     if let relayed {
                         _ = try relayed.get()
