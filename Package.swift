@@ -74,7 +74,8 @@ let package = Package(
         .target(name: "SimCore", dependencies: [core], swiftSettings: strict),
         .executableTarget(name: "blesim", dependencies: ["SimCore", core], swiftSettings: strict),
         // A benchmark (not a test): advertisement reports/s and notifications/s a D-Bus client gets through blesim.
-        .executableTarget(name: "blesim-bench", dependencies: [core, "TestSupport"], swiftSettings: strict),
+        .executableTarget(
+            name: "blesim-bench", dependencies: [core, "SimCore", "TestSupport"], swiftSettings: strict),
         // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
         .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),

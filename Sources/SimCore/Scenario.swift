@@ -22,6 +22,13 @@ public struct Scenario: Sendable, Equatable {
     public var connectSeconds: Double = 0.02
     /// The ATT MTU every link negotiates. Default 247.
     public var mtu: UInt16 = 247
+    /// Seconds before an ATT request the peer never answers times out (bluetoothd's
+    /// `ATT_TIMEOUT_INTERVAL`, 30 s) and the link drops. Default 30.
+    public var attTimeout: Double = 30
+    /// The link model capping notifications and write commands (nil: no cap, the default).
+    public var link: LinkModel? = nil
+    /// Faults the scenario schedules (its `faults` list), in file order.
+    public var faults: [ScheduledFault] = []
 
     /// A scenario from its parts.
     public init(

@@ -17,7 +17,7 @@ extension Scenario {
     public static func parse(_ json: JSON) throws(ScenarioError) -> Scenario {
         let top = try ScenarioField(value: json, path: "").object(allowing: [
             "seed", "temporaryTimeout", "adapters", "devices", "description", "connectFailSeconds", "connectSeconds",
-            "mtu",
+            "mtu", "attTimeout", "link", "faults",
         ])
         var scenario = Scenario(adapters: [.standard(index: 0)], devices: [])
         if let seed = top["seed"] { scenario.seed = UInt64(try seed.integer(in: 0...Int64.max)) }
@@ -25,16 +25,22 @@ extension Scenario {
         if let seconds = top["connectFailSeconds"] { scenario.connectFailSeconds = try seconds.number(in: 0...120) }
         if let seconds = top["connectSeconds"] { scenario.connectSeconds = try seconds.number(in: 0...30) }
         if let mtu = top["mtu"] { scenario.mtu = UInt16(try mtu.integer(in: 23...517)) }
+        if let timeout = top["attTimeout"] { scenario.attTimeout = try timeout.number(in: 0...600) }
+        if let link = top["link"] { scenario.link = try parseLink(link) }
         if let adapters = top["adapters"] { scenario.adapters = try parseAdapters(adapters) }
         if let devices = top["devices"] {
-            scenario.devices = try devices.array().map { (field) throws(ScenarioError) in try parseDevice(field) }
-        }
-        var seen: Set<DeviceAddress> = []
-        for (index, device) in scenario.devices.enumerated() {
-            guard seen.insert(device.address).inserted else {
-                throw ScenarioError(path: "devices[\(index)].address", message: "duplicate address \(device.address)")
+            var seen: Set<DeviceAddress> = []
+            for field in try devices.array() {
+                for device in try parseDevices(field) {
+                    guard seen.insert(device.address).inserted else {
+                        throw ScenarioError(
+                            path: field.child("address"), message: "duplicate address \(device.address)")
+                    }
+                    scenario.devices.append(device)
+                }
             }
         }
+        if let faults = top["faults"] { scenario.faults = try parseFaults(faults, in: scenario) }
         return scenario
     }
 
@@ -63,10 +69,19 @@ extension Scenario {
         }
     }
 
+    /// One entry of `devices`: a device, or its copies when it has `repeat`.
+    private static func parseDevices(_ field: ScenarioField) throws(ScenarioError) -> [VirtualDevice] {
+        let device = try parseDevice(field)
+        guard case .object(let object) = field.value, let spec = object["repeat"] else { return [device] }
+        return try repeated(
+            device, ScenarioField(value: spec, path: field.child("repeat")),
+            namePath: field.child("advertising") + ".name")
+    }
+
     private static func parseDevice(_ field: ScenarioField) throws(ScenarioError) -> VirtualDevice {
         let keys = try field.object(allowing: [
             "address", "addressType", "intervalMs", "connectable", "advertising", "rssi", "gatt", "description",
-            "paymentTerminal",
+            "paymentTerminal", "repeat",
         ])
         guard let address = keys["address"] else {
             throw ScenarioError(path: field.child("address"), message: "missing")

@@ -11,6 +11,10 @@ public struct SimOptions: Sendable, Equatable {
     public var seed: UInt64?
     /// `--experimental`: serve the properties `bluetoothd -E` adds (Device1.AdvertisingFlags).
     public var experimental = false
+    /// `--att-timeout SECONDS`: replaces the scenario's ATT timeout (tests shorten it).
+    public var attTimeout: Double?
+    /// `--link SPEC`: turns the link model on (replacing the scenario's).
+    public var link: LinkModel?
     /// `--help`.
     public var help = false
 
@@ -20,6 +24,7 @@ public struct SimOptions: Sendable, Equatable {
     /// What `blesim --help` prints.
     public static let usage = """
         usage: blesim [--address BUS] [--adapters N] [--scenario FILE] [--seed N] [--experimental]
+                     [--att-timeout SECONDS] [--link interval=MS,phy=1M|2M|coded,packets=N,length=N]
 
         Serves BlueZ's D-Bus API (org.bluez, as bluetoothd 5.66) over a simulated air.
 
@@ -29,6 +34,11 @@ public struct SimOptions: Sendable, Equatable {
           --scenario FILE   scenario to simulate (default: sim/scenarios/default.json)
           --seed N          random seed, replacing the scenario's
           --experimental    serve experimental properties, as bluetoothd -E
+          --att-timeout S   seconds before an unanswered ATT request fails and drops the link
+                            (default: the scenario's attTimeout, 30 as bluetoothd)
+          --link SPEC       cap notifications per link as a real link would; SPEC is
+                            interval=MS,phy=1M|2M|coded,packets=N,length=N (each optional;
+                            defaults 30, 1M, 6, 251)
           --help            show this help
 
         """
@@ -74,6 +84,13 @@ public struct SimOptions: Sendable, Equatable {
                 }
                 options.seed = seed
             case "--experimental": options.experimental = true
+            case "--att-timeout":
+                let text = try value()
+                guard let seconds = Double(text), seconds >= 0, seconds <= 600 else {
+                    throw UsageError(message: "--att-timeout: expected seconds from 0 to 600, got \"\(text)\"")
+                }
+                options.attTimeout = seconds
+            case "--link": options.link = try linkModel(try value())
             case "--help", "-h": options.help = true
             default: throw UsageError(message: "unknown argument \"\(argument)\"")
             }
@@ -90,6 +107,43 @@ public struct SimOptions: Sendable, Equatable {
             }
         }
         if let seed { result.seed = seed }
+        if let attTimeout { result.attTimeout = attTimeout }
+        if let link { result.link = link }
         return result
+    }
+
+    /// `--link interval=MS,phy=1M|2M|coded,packets=N,length=N`, each part optional.
+    static func linkModel(_ spec: String) throws(UsageError) -> LinkModel {
+        var model = LinkModel()
+        for part in spec.split(separator: ",") where !part.isEmpty {
+            let pieces = part.split(separator: "=", maxSplits: 1).map(String.init)
+            let key = pieces[0]
+            let text = pieces.count == 2 ? pieces[1] : ""
+            switch key {
+            case "interval":
+                guard let ms = Double(text), ms >= 7.5, ms <= 4000 else {
+                    throw UsageError(
+                        message: "--link interval: expected milliseconds from 7.5 to 4000, got \"\(text)\"")
+                }
+                model.connectionIntervalMs = ms
+            case "phy":
+                guard let phy = LinkModel.PHY.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() })
+                else { throw UsageError(message: "--link phy: expected 1M, 2M or coded, got \"\(text)\"") }
+                model.phy = phy
+            case "packets":
+                guard let count = Int(text), (1...64).contains(count) else {
+                    throw UsageError(message: "--link packets: expected 1 to 64 per connection event, got \"\(text)\"")
+                }
+                model.maxPacketsPerEvent = count
+            case "length":
+                guard let octets = Int(text), (27...251).contains(octets) else {
+                    throw UsageError(message: "--link length: expected 27 to 251 octets, got \"\(text)\"")
+                }
+                model.dataLength = octets
+            default:
+                throw UsageError(message: "--link: unknown part \"\(key)\" (expected interval, phy, packets, length)")
+            }
+        }
+        return model
     }
 }

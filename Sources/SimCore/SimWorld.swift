@@ -22,6 +22,14 @@ public struct SimWorld: Sendable {
     public let connectSeconds: Double
     /// The MTU of every link.
     public let mtu: UInt16
+    /// Seconds before an unanswered ATT request times out and drops its link.
+    public let attTimeout: Double
+    /// The link model, when the scenario or the command line turns it on.
+    public let linkModel: LinkModel?
+    /// The scenario's scheduled faults.
+    public internal(set) var schedule: FaultSchedule
+    /// The time of the last `advance(to:)`: the world's now for work that has no time of its own.
+    public internal(set) var clock: SimInstant
     /// Devices that are silenced (for fault injection): they do not advertise.
     public var silenced: Set<Int> = []
 
@@ -53,6 +61,10 @@ public struct SimWorld: Sendable {
         connectFailSeconds = scenario.connectFailSeconds
         connectSeconds = scenario.connectSeconds
         mtu = scenario.mtu
+        attTimeout = scenario.attTimeout
+        linkModel = scenario.link
+        schedule = FaultSchedule(scenario.faults, start: start)
+        clock = start
         for (index, device) in scenario.devices.enumerated() {
             if let gatt = device.gatt { servers[index] = GATTServer(gatt, start: start) }
             if let terminal = device.terminal { terminals[index] = terminal }
@@ -82,7 +94,7 @@ public struct SimWorld: Sendable {
         let expiry =
             (adapters.compactMap(\.nextExpiry) + servers.values.compactMap(\.nextDeadline)
             + [
-                nextTerminalDeadline, nextAdvertisementExpiry,
+                nextTerminalDeadline, nextAdvertisementExpiry, schedule.nextDeadline, nextPacedWrite,
             ].compactMap { $0 }).min()
         guard isListening, let advertisement = air.nextEvent else { return expiry }
         return min(expiry ?? advertisement, advertisement)
@@ -92,6 +104,10 @@ public struct SimWorld: Sendable {
     /// (with its own RSSI), and temporary devices expire. Returns the events per adapter.
     public mutating func advance(to now: SimInstant) -> [Batch] {
         var batches: [[AdapterEvent]] = Array(repeating: [], count: adapters.count)
+        clock = max(clock, now)
+        for fault in schedule.due(through: now) {
+            for batch in apply(fault).batches { batches[batch.adapter] += batch.events }
+        }
         let listening = isListening
         for (deviceIndex, time) in air.events(through: now)
         where listening && !silenced.contains(deviceIndex) && !offAir.contains(deviceIndex) {
@@ -107,6 +123,7 @@ public struct SimWorld: Sendable {
                 batches[adapterIndex] += adapters[adapterIndex].receive(report, at: time)
             }
         }
+        deliverPacedWrites(through: now)
         for (adapterIndex, events) in advanceServers(to: now) { batches[adapterIndex] += events }
         for batch in advanceTerminals(to: now) { batches[batch.adapter] += batch.events }
         for batch in expireAdvertisements(at: now) { batches[batch.adapter] += batch.events }

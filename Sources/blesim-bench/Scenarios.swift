@@ -1,15 +1,14 @@
 /// The generated scenarios the benchmark runs blesim with.
 enum Scenarios {
-    /// `count` advertisers every 20 ms (as Tests/BlesimTests/LoadMeasurement.swift, so figures compare).
+    /// `count` advertisers every 20 ms (as Tests/BlesimTests/LoadMeasurement.swift, so figures compare), from one
+    /// template with `repeat` (docs/blesim.md, "Load: repeat").
     static func advertisers(_ count: Int) -> String {
-        let devices = (0..<count).map { index in
-            """
-            {"address": "C0:00:00:00:\(hex(index >> 8)):\(hex(index & 0xFF))", "addressType": "random", "intervalMs": 20,
-             "advertising": {"name": "D\(index)", "serviceUUIDs": ["180D"], "manufacturerData": [{"company": 76, "data": "0102"}]},
-             "rssi": {"distance": 2, "noise": 3}}
-            """
-        }
-        return #"{"adapters": 1, "devices": [\#(devices.joined(separator: ","))]}"#
+        """
+        {"adapters": 1, "devices": [
+          {"address": "C0:00:00:00:00:00", "addressType": "random", "intervalMs": 20,
+           "advertising": {"name": "D{n}", "serviceUUIDs": ["180D"], "manufacturerData": [{"company": 76, "data": "0102"}]},
+           "rssi": {"distance": 2, "noise": 3}, "repeat": {"count": \(count)}}]}
+        """
     }
 
     /// `count` connectable devices, each with one notify characteristic (path `service000a/char000b`) whose value

@@ -9,7 +9,7 @@ struct Sim {
     let output: Int32
     let scenario: String
 
-    static func start(bus: PrivateBus, scenario text: String) async throws -> Sim {
+    static func start(bus: PrivateBus, scenario text: String, arguments extra: [String] = []) async throws -> Sim {
         let scenario = bus.directory + "/scenario.json"
         try text.write(toFile: scenario, atomically: true, encoding: .utf8)
         let executable = ProcessInfo.processInfo.environment["BLESIM"] ?? ".build/release/blesim"
@@ -19,7 +19,7 @@ struct Sim {
             posix_spawn_file_actions_init(&actions)
             defer { posix_spawn_file_actions_destroy(&actions) }
             posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-            let arguments = [executable, "--address", bus.address, "--scenario", scenario]
+            let arguments = [executable, "--address", bus.address, "--scenario", scenario] + extra
             var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
             defer { for pointer in argv { free(pointer) } }
             var attributes = SpawnAttributes()

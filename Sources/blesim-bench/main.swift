@@ -1,11 +1,15 @@
 import DBus
 import Foundation
 import Glibc
+import SimCore
 import TestSupport
 
 // blesim-bench: how fast blesim delivers to a D-Bus client (a benchmark, not a test). Build both in release:
 //   swift build -c release --product blesim && swift build -c release --product blesim-bench
 //   .build/release/blesim-bench [--devices 1000] [--notifiers 20] [--every-ms 1] [--seconds 10] [--blesim PATH]
+//                               [--link interval=MS,phy=1M|2M|coded,packets=N,length=N]
+// With --link, blesim runs the link model for the notification rows, and each row says the measured rate as a
+// fraction of the physical limit (SimCore's LinkModel for a 2-byte value, MTU 247, times the notifiers).
 
 struct Options {
     var devices = 1000
@@ -13,6 +17,7 @@ struct Options {
     var everyMs = 1
     var seconds = 10
     var blesim = ".build/release/blesim"
+    var link: String?
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -24,6 +29,7 @@ struct Options {
             case "--every-ms": everyMs = Int(value) ?? everyMs
             case "--seconds": seconds = Int(value) ?? seconds
             case "--blesim": blesim = value
+            case "--link": link = value
             default: throw PrivateBus.Failure.setup("unknown option \(flag)")
             }
         }
@@ -31,6 +37,16 @@ struct Options {
 }
 
 let options = try Options(Array(CommandLine.arguments.dropFirst()))
+let linkModel = try options.link.map { spec in try SimOptions.parse(["--link", spec]).link ?? LinkModel() }
+let linkArguments = options.link.map { ["--link", $0] } ?? []
+/// "N/s", with the share of the link model's limit when there is one.
+func rate(_ count: Int) -> String {
+    let perSecond = count / options.seconds
+    guard let linkModel else { return "\(perSecond)/s" }
+    let limit = linkModel.maxPerSecond(valueLength: 2, mtu: 247) * Double(options.notifiers)
+    let share = (Double(count) / Double(options.seconds) / limit * 100).rounded()
+    return "\(perSecond)/s = \(Int(share))% of the link limit \(Int(limit.rounded()))/s"
+}
 setenv("BLESIM", options.blesim, 1)
 var rows: [(String, String, String)] = []
 
@@ -55,7 +71,8 @@ try await PrivateBus.with { bus in
 
 // 2 and 3. Notifications: PropertiesChanged Value after StartNotify, then packets on AcquireNotify sockets.
 try await PrivateBus.with { bus in
-    let sim = try await Sim.start(bus: bus, scenario: Scenarios.notifiers(options.notifiers, everyMs: options.everyMs))
+    let sim = try await Sim.start(
+        bus: bus, scenario: Scenarios.notifiers(options.notifiers, everyMs: options.everyMs), arguments: linkArguments)
     defer { sim.stop() }
     let connection = try await bus.connect()
     let setup = try await connection.signals(MatchRule(sender: "org.bluez"), buffering: .newest(1_000_000))
@@ -100,7 +117,7 @@ try await PrivateBus.with { bus in
     rows.append(
         (
             "notifications (StartNotify, PropertiesChanged Value)", offered,
-            "\(notified / options.seconds)/s, \(values.droppedCount) dropped by the client"
+            "\(rate(notified)), \(values.droppedCount) dropped by the client"
         ))
 
     var sockets: [Int32] = []
@@ -117,10 +134,12 @@ try await PrivateBus.with { bus in
     let seconds = options.seconds
     let packets = try await offPool { [sockets] in readPackets(sockets, seconds: seconds) }
     for socket in sockets { close(socket) }
-    rows.append(("notifications (AcquireNotify sockets)", offered, "\(packets / options.seconds)/s"))
+    rows.append(("notifications (AcquireNotify sockets)", offered, rate(packets)))
 }
 
-print("blesim-bench: \(options.blesim), \(options.seconds) s per row")
+print(
+    "blesim-bench: \(options.blesim), \(options.seconds) s per row"
+        + (options.link.map { ", link model \($0)" } ?? ", no link model"))
 let widths = (rows.map(\.0.count).max() ?? 0, rows.map(\.1.count).max() ?? 0)
 for (what, offered, received) in [("measure", "offered", "received")] + rows {
     print(

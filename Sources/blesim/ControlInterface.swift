@@ -21,7 +21,7 @@ struct ControlInterface: Sendable {
             methods: [
                 ExportedMethod("DropLink", in: "s", out: "") { call in
                     let address = try Self.address(call.arguments().first)
-                    host.update { world, _ in world.dropLinks(address) }
+                    _ = apply(.dropLink(address))
                     return []
                 },
                 ExportedMethod("FailNext", in: "ssuss", out: "") { call in
@@ -40,11 +40,8 @@ struct ControlInterface: Sendable {
                         kind == "timeout"
                         ? .timeout
                         : .error(BlueZError(BlueZError.Name(rawValue: kind), message.isEmpty ? nil : message))
-                    host.update { world, _ in
-                        world.faults.rules.append(
-                            FaultPlan.Rule(address: address, uuid: uuid, remaining: Int(count), action: action))
-                        return []
-                    }
+                    _ = apply(
+                        .failNext(FaultPlan.Rule(address: address, uuid: uuid, remaining: Int(count), action: action)))
                     return []
                 },
                 ExportedMethod("SetDelay", in: "sd", out: "") { call in
@@ -52,17 +49,11 @@ struct ControlInterface: Sendable {
                     guard arguments.count == 2, case .double(let seconds) = arguments[1], seconds >= 0, seconds <= 600
                     else { throw Self.invalid("expected (address, seconds 0...600)") }
                     let address = try Self.address(arguments.first)
-                    host.update { world, _ in
-                        world.faults.delays[address] = seconds == 0 ? nil : seconds
-                        return []
-                    }
+                    _ = apply(.delay(address, seconds: seconds))
                     return []
                 },
                 ExportedMethod("ClearFaults", in: "", out: "") { _ in
-                    host.update { world, _ in
-                        world.faults = FaultPlan()
-                        return []
-                    }
+                    _ = apply(.clear)
                     return []
                 },
                 ExportedMethod("Silence", in: "sb", out: "") { call in
@@ -71,12 +62,7 @@ struct ControlInterface: Sendable {
                         throw Self.invalid("expected (address, silenced)")
                     }
                     let address = try Self.address(arguments.first)
-                    var found = false
-                    host.update { world, _ in
-                        found = world.silence(address, on)
-                        return []
-                    }
-                    guard found else { throw Self.unknown(address) }
+                    guard apply(.silence(address, on)) else { throw Self.unknown(address) }
                     return []
                 },
                 ExportedMethod("Move", in: "sd", out: "") { call in
@@ -85,12 +71,7 @@ struct ControlInterface: Sendable {
                         throw Self.invalid("expected (address, metres)")
                     }
                     let address = try Self.address(arguments.first)
-                    var found = false
-                    host.update { world, _ in
-                        found = world.move(address, toDistance: distance)
-                        return []
-                    }
-                    guard found else { throw Self.unknown(address) }
+                    guard apply(.move(address, distance: distance)) else { throw Self.unknown(address) }
                     return []
                 },
                 ExportedMethod("PowerCycle", in: "u", out: "") { call in
@@ -99,12 +80,24 @@ struct ControlInterface: Sendable {
                     }
                     // Two signals, as bluetoothd's power off and on are: a client sees Powered false,
                     // then (after the reply) Powered true. Folded into one, the cycle would be invisible.
-                    host.update { world, _ in world.setPowered(adapter: Int(index), false) }
+                    _ = apply(.powered(adapter: Int(index), false))
                     call.flushSignals()
-                    host.update { world, _ in world.setPowered(adapter: Int(index), true) }
+                    _ = apply(.powered(adapter: Int(index), true))
                     return []
                 },
             ] + (try central?.methods() ?? []))
+    }
+
+    /// Applies `fault` through the world (the implementation scenario faults share); false when
+    /// it names no such device or adapter.
+    private func apply(_ fault: Fault) -> Bool {
+        var applied = false
+        host.update { world, _ in
+            let (done, batches) = world.apply(fault)
+            applied = done
+            return batches
+        }
+        return applied
     }
 
     static func address(_ value: DBusValue?) throws -> DeviceAddress {

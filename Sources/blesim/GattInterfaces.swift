@@ -138,10 +138,19 @@ struct GattInterfaces: Sendable {
         return [.unixFD(UnixFD(owning: theirs)), .uint16(mtu)]
     }
 
-    /// Waits the operation's delay (forever for an injected timeout), then lets the peer answer.
+    /// Waits the operation's delay, then lets the peer answer. An injected timeout waits the
+    /// ATT timeout, fails the request and drops the link, as bluetoothd (the reply first).
     private func complete(_ operation: GATTOperation) async throws -> [UInt8] {
         if operation.timesOut {
-            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+            let seconds = host.read { $0.attTimeout }
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            var error = SimWorld.attTimeoutError
+            host.update { world, _ in
+                let (timedOut, batches) = world.attTimedOut(operation)
+                error = timedOut
+                return batches
+            }
+            throw DBusMapping.error(error)
         }
         if operation.delay > 0 { try await Task.sleep(for: .milliseconds(Int(operation.delay * 1000))) }
         var relayed: Result<[UInt8], ATTError>? = nil

@@ -155,6 +155,8 @@ final class LocalInterfaces: Sendable {
                 ExportedProperty(
                     "SupportedIncludes", type: .array(.string), access: .read,
                     value: .array(.string, ["tx-power", "appearance", "local-name"].map(DBusValue.string))),
+                // Declared, absent: advertising.c's `secondary_exists` is false for a legacy-only controller.
+                ExportedProperty("SupportedSecondaryChannels", type: .array(.string), access: .read, value: nil),
             ])
     }
 

@@ -27,7 +27,7 @@ struct FaultInjectionTests {
         _ = sim
     }
 
-    @Test("a timeout fault never answers: the client's own deadline expires")
+    @Test("a timeout fault does not answer before the ATT timeout (30 s): a shorter client deadline expires")
     func timeout() async throws {
         let bus = try PrivateBus()
         let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])

@@ -25,6 +25,10 @@ public struct GATTLink: Sendable {
     public var notifyAcquired: [UInt16: String] = [:]
     /// AcquireWrite sessions, by value handle.
     public var writeAcquired: Set<UInt16> = []
+    /// The link model's budget for notifications and write commands (nil without a link model).
+    public var budget: LinkBudget?
+    /// Write commands on their way to the device under the link model.
+    public var pacedWrites = PacedWrites()
 
     /// A new link to device `device` with `mtu`.
     public init(device: Int, mtu: UInt16) {

@@ -195,6 +195,11 @@ public struct GATTServer: Sendable {
 
     /// Runs the behaviours up to `now`: each change, in time order, as (value handle, new value).
     public mutating func advance(to now: SimInstant) -> [(valueHandle: UInt16, value: [UInt8])] {
+        advanceTimed(to: now).map { ($0.valueHandle, $0.value) }
+    }
+
+    /// Like `advance(to:)`, with the time of each change (the link model paces by it).
+    public mutating func advanceTimed(to now: SimInstant) -> [(at: SimInstant, valueHandle: UInt16, value: [UInt8])] {
         var changes: [(at: SimInstant, valueHandle: UInt16, value: [UInt8])] = []
         for s in services.indices {
             for c in services[s].characteristics.indices {
@@ -209,7 +214,7 @@ public struct GATTServer: Sendable {
                 services[s].characteristics[c] = chrc
             }
         }
-        return changes.sorted { $0.at < $1.at }.map { ($0.valueHandle, $0.value) }
+        return changes.sorted { $0.at < $1.at }
     }
 
     private static func value(after steps: Int, of chrc: Characteristic) -> [UInt8] {

@@ -40,7 +40,12 @@ extension SimWorld {
     }
 
     private mutating func operation(_ located: Located, _ request: GATTRequest) -> GATTOperation {
-        let fault = faults.take(address: located.key.address, uuid: uuid(of: located))
+        // A write command has no answer to withhold or fail: bluetoothd replies to it at once.
+        var fault: FaultPlan.Action? = nil
+        if case .write(_, _, .command) = request {
+        } else {
+            fault = faults.take(address: located.key.address, uuid: uuid(of: located))
+        }
         let handle: UInt16
         let isCharacteristic: Bool
         switch located.target {
@@ -163,6 +168,9 @@ extension SimWorld {
                 links[key] = link
                 return (.success(value), valueChanged(key, server, operation, full))
             case .write(let bytes, let offset, let procedure):
+                if relayed == nil, procedure == .command, pace(key, operation.handle, bytes) {
+                    return (.success([]), [])  // on its way at the link's rate
+                }
                 do {
                     if let relayed {
                         _ = try relayed.get()

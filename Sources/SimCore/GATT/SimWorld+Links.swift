@@ -78,7 +78,9 @@ extension SimWorld {
         var link = links[key] ?? GATTLink(device: index, mtu: mtu)
         link.connected = true
         link.mtu = mtu
+        link.budget = linkModel.map { _ in LinkBudget(tokens: 1, at: clock) }
         links[key] = link
+        schedule.linkUp(address, at: clock)
         return [
             Batch(
                 adapter: adapter,
@@ -256,12 +258,14 @@ extension SimWorld {
         var out: [(Int, [AdapterEvent])] = []
         for index in servers.keys.sorted() {
             guard var server = servers[index] else { continue }
-            let changes = server.advance(to: now)
+            let changes = server.advanceTimed(to: now)
             servers[index] = server
             guard !changes.isEmpty else { continue }
             for key in links(of: devices[index].address) {
                 var events: [AdapterEvent] = []
-                for change in changes { events += notify(key, server, change.valueHandle, change.value) }
+                for change in changes {
+                    events += notify(key, server, change.valueHandle, change.value, at: change.at)
+                }
                 if !events.isEmpty { out.append((key.adapter, events)) }
             }
         }
@@ -270,12 +274,20 @@ extension SimWorld {
 
     /// A notification of `value` on `valueHandle` over link `key`.
     mutating func notify(
-        _ key: LinkKey, _ server: GATTServer, _ valueHandle: UInt16, _ value: [UInt8]
+        _ key: LinkKey, _ server: GATTServer, _ valueHandle: UInt16, _ value: [UInt8], at time: SimInstant? = nil
     ) -> [AdapterEvent] {
         guard var link = links[key], link.connected, link.resolved,
             let path = GATTObjects.characteristicPath(
                 valueHandle: valueHandle, devicePath: adapters[key.adapter].devicePath(key.address), in: server)
         else { return [] }
+        let subscribed = link.notifyAcquired[valueHandle] != nil || link.isNotifying(valueHandle)
+        if subscribed, let model = linkModel, var budget = link.budget {
+            // Over the link's physical rate the value is not sent (the device's queue is full).
+            let sent = budget.take(model, valueLength: value.count, mtu: link.mtu, at: time ?? clock)
+            link.budget = budget
+            links[key] = link
+            guard sent else { return [] }
+        }
         var events: [AdapterEvent] = []
         if link.notifyAcquired[valueHandle] != nil { events.append(.socketNotification(path: path, value: value)) }
         if link.isNotifying(valueHandle) {

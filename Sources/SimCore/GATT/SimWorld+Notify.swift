@@ -112,8 +112,35 @@ extension SimWorld {
         guard let located = try? locate(attribute: path), located.link.connected,
             case .characteristic(let handle) = located.target, var server = servers[located.link.device]
         else { return }
+        if pace(located.key, handle, bytes) { return }
         if (try? server.write(handle, bytes)) != nil { servers[located.link.device] = server }
     }
+
+    /// Under a link model, queues a write command on link `key` to reach the device at the
+    /// link's rate (true); false without a link model (write it now). A virtual payment
+    /// terminal's writes are never queued (its logic answers them at once).
+    mutating func pace(_ key: LinkKey, _ handle: UInt16, _ bytes: [UInt8]) -> Bool {
+        guard let model = linkModel, var link = links[key], terminals[link.device] == nil else { return false }
+        let rate = model.maxPerSecond(valueLength: bytes.count, mtu: link.mtu)
+        link.pacedWrites.enqueue(handle: handle, bytes: bytes, at: clock, seconds: 1 / rate)
+        links[key] = link
+        return true
+    }
+
+    /// Queued write commands that reach their device by `now` are written (errors not reported).
+    mutating func deliverPacedWrites(through now: SimInstant) {
+        for key in links.keys where links[key]?.pacedWrites.nextDeadline.map({ $0 <= now }) == true {
+            guard var link = links[key] else { continue }
+            let due = link.pacedWrites.due(through: now)
+            links[key] = link
+            guard link.connected, var server = servers[link.device] else { continue }
+            for write in due { _ = try? server.write(write.handle, write.bytes) }
+            servers[link.device] = server
+        }
+    }
+
+    /// When the next queued write command reaches its device.
+    var nextPacedWrite: SimInstant? { links.values.compactMap(\.pacedWrites.nextDeadline).min() }
 
     /// A client left the bus: its StartNotify sessions end.
     public mutating func clientLeftGATT(owner: String) -> [Batch] {
