@@ -139,4 +139,64 @@ struct BlueZStyleTests {
             await server.close()
         }
     }
+    /// The interface names of an `a{sa{sv}}` value, in order.
+    static func names(_ value: DBusValue?) -> [String] {
+        guard case .dictionary(_, _, let entries)? = value else { return [] }
+        return entries.compactMap { if case .string(let name) = $0.key { name } else { nil } }
+    }
+
+    @Test("InterfacesAdded, InterfacesRemoved and GetManagedObjects list Introspectable and Properties as gdbus does")
+    func standardInterfacesAnnounced() async throws {
+        try await PrivateBus.with { bus in
+            let server = try await bus.connect()
+            let client = try await bus.connect()
+            server.objects.style = .bluez
+            server.objects.addObjectManager(at: .root)
+            let stream = try await client.signals(.objectManager(sender: server.uniqueName))
+            let agent = try ObjectPath("/org/bluez")
+            let adapter = try ObjectPath("/org/bluez/hci0")
+            try server.objects.export(agent, interfaces: [BlueZStyleTests.agentManager()])
+            try server.objects.export(adapter, interfaces: [BlueZStyleTests.adapter()])
+            let managed = try await client.call(
+                destination: server.uniqueName, path: .root, interface: "org.freedesktop.DBus.ObjectManager",
+                member: "GetManagedObjects"
+            ).arguments().first
+            guard case .dictionary(_, _, let objects)? = managed else {
+                Issue.record("GetManagedObjects returned \(String(describing: managed))")
+                return
+            }
+            let listed = Dictionary(
+                objects.map { (key: "\($0.key)", value: BlueZStyleTests.names($0.value)) },
+                uniquingKeysWith: { a, _ in a })
+            let introspectable = "org.freedesktop.DBus.Introspectable"
+            let properties = "org.freedesktop.DBus.Properties"
+            // Recorded from bluetoothd 5.66: /org/bluez has no Properties (AgentManager1 has no properties).
+            #expect(listed["\(DBusValue.objectPath(agent))"] == [introspectable, "org.bluez.AgentManager1"])
+            #expect(
+                listed["\(DBusValue.objectPath(adapter))"] == [introspectable, BlueZStyleTests.interface, properties])
+            try server.objects.removeInterface(BlueZStyleTests.interface, at: adapter)
+            var iterator = stream.makeAsyncIterator()
+            for expected in [
+                [introspectable, "org.bluez.AgentManager1"], [introspectable, BlueZStyleTests.interface, properties],
+            ] {
+                let added = try #require(await iterator.next())
+                #expect(added.member == "InterfacesAdded")
+                #expect(BlueZStyleTests.names(try added.arguments().last) == expected)
+            }
+            let removed = try #require(await iterator.next())
+            #expect(removed.member == "InterfacesRemoved")
+            #expect(
+                try removed.decode(ObjectPath.self, [String].self) == (
+                    adapter, [properties, introspectable, BlueZStyleTests.interface]
+                ))
+            server.objects.style = .standard
+            let plain = try await client.call(
+                destination: server.uniqueName, path: .root, interface: "org.freedesktop.DBus.ObjectManager",
+                member: "GetManagedObjects"
+            ).decode([ObjectPath: [String: [String: DBusValue]]].self)
+            #expect(plain[agent].map { Array($0.keys) } == ["org.bluez.AgentManager1"])
+            await client.close()
+            await server.close()
+        }
+    }
 }

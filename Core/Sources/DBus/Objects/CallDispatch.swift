@@ -158,7 +158,9 @@ extension ObjectServer {
     static func managedObjects(below path: ObjectPath, in state: State) -> DBusValue {
         let entries = state.objects.filter { path.isStrictAncestor(of: $0.key) && !$0.value.interfaces.isEmpty }
             .sorted { $0.key < $1.key }
-            .map { (key: DBusValue.objectPath($0.key), value: interfacesAndProperties($0.value.interfaces)) }
+            .map {
+                (key: DBusValue.objectPath($0.key), value: Announcement.listed($0.value.interfaces, style: state.style))
+            }
         return .dictionary(
             key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)),
             entries)

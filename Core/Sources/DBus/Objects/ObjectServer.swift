@@ -75,7 +75,7 @@ public final class ObjectServer: Sendable {
             entry.interfaces = interfaces.map { InterfaceEntry(definition: $0, values: $0.initialValues) }
             if let authorize { entry.authorize = authorize }
             state.objects[path] = entry
-            emitInterfacesAdded(path, entry.interfaces, in: state)
+            emitInterfacesAdded(path, Announcement.added(entry.interfaces, to: [], style: state.style), in: state)
         }
     }
 
@@ -86,7 +86,8 @@ public final class ObjectServer: Sendable {
             guard let entry = state.objects.removeValue(forKey: path) else {
                 throw DBusError(.unknownObject, "no object at \(path)")
             }
-            emitInterfacesRemoved(path, entry.interfaces.map(\.definition.name), in: state)
+            emitInterfacesRemoved(
+                path, Announcement.removed(entry.interfaces, leaving: [], style: state.style), in: state)
         }
     }
 
@@ -98,9 +99,10 @@ public final class ObjectServer: Sendable {
                 throw DBusError(.objectPathInUse, "\(path) already has \(interface.name)")
             }
             let added = InterfaceEntry(definition: interface, values: interface.initialValues)
+            let before = entry.interfaces
             entry.interfaces.append(added)
             state.objects[path] = entry
-            emitInterfacesAdded(path, [added], in: state)
+            emitInterfacesAdded(path, Announcement.added([added], to: before, style: state.style), in: state)
         }
     }
 
@@ -110,9 +112,10 @@ public final class ObjectServer: Sendable {
             guard var entry = state.objects[path], let index = entry.index(of: name) else {
                 throw DBusError(.unknownInterface, "\(path) has no interface \(name)")
             }
-            entry.interfaces.remove(at: index)
+            let removed = entry.interfaces.remove(at: index)
             state.objects[path] = entry
-            emitInterfacesRemoved(path, [name], in: state)
+            emitInterfacesRemoved(
+                path, Announcement.removed([removed], leaving: entry.interfaces, style: state.style), in: state)
         }
     }
 
@@ -233,11 +236,11 @@ public final class ObjectServer: Sendable {
             ])
     }
 
-    private func emitInterfacesAdded(_ path: ObjectPath, _ interfaces: [InterfaceEntry], in state: State) {
+    private func emitInterfacesAdded(_ path: ObjectPath, _ interfaces: [Announcement.Entry], in state: State) {
         guard !interfaces.isEmpty, let manager = ObjectServer.manager(above: path, in: state),
             let signal = try? DBusMessage.signal(
                 path: manager, interface: StandardInterfaces.objectManager, member: "InterfacesAdded",
-                arguments: [.objectPath(path), ObjectServer.interfacesAndProperties(interfaces)])
+                arguments: [.objectPath(path), Announcement.dictionary(interfaces)])
         else { return }
         emit(.message(signal), in: state)
     }
@@ -265,13 +268,6 @@ public final class ObjectServer: Sendable {
         }
         return nil
     }
-    /// `a{sa{sv}}`: each interface with its readable, present properties.
-    static func interfacesAndProperties(_ interfaces: [InterfaceEntry]) -> DBusValue {
-        .dictionary(
-            key: .string, value: .dictionary(key: .string, value: .variant),
-            interfaces.map { (key: .string($0.definition.name), value: readableProperties($0)) })
-    }
-
     /// `a{sv}`: the readable, present properties of an interface, in declaration order.
     static func readableProperties(_ entry: InterfaceEntry) -> DBusValue {
         var entries: [(key: DBusValue, value: DBusValue)] = []

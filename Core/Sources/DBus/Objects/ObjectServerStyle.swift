@@ -26,17 +26,24 @@ extension ObjectServer {
         /// Whether introspection lists `org.freedesktop.DBus.Peer` (answered by libdbus either way; gdbus does
         /// not list it).
         public var introspectsPeer: Bool
+        /// Whether `GetManagedObjects`, `InterfacesAdded` and `InterfacesRemoved` list the standard interfaces with
+        /// an object's own, as gdbus does: `org.freedesktop.DBus.Introspectable` on every object and
+        /// `org.freedesktop.DBus.Properties` on one with properties, each with no properties.
+        public var announcesStandardInterfaces: Bool
 
         /// A style; the defaults are ``standard``.
-        public init(dispatch: Dispatch = .descriptive, introspectsPeer: Bool = true) {
+        public init(
+            dispatch: Dispatch = .descriptive, introspectsPeer: Bool = true, announcesStandardInterfaces: Bool = false
+        ) {
             self.dispatch = dispatch
             self.introspectsPeer = introspectsPeer
+            self.announcesStandardInterfaces = announcesStandardInterfaces
         }
 
         /// Ours: descriptive errors, `Peer` listed.
         public static let standard = Style()
         /// bluetoothd's: gdbus dispatch and errors, `Peer` not listed, `Properties` listed only on objects with
-        /// properties.
-        public static let bluez = Style(dispatch: .gdbus, introspectsPeer: false)
+        /// properties, the standard interfaces announced with an object's own.
+        public static let bluez = Style(dispatch: .gdbus, introspectsPeer: false, announcesStandardInterfaces: true)
     }
 }
