@@ -11,6 +11,8 @@ public struct SimOptions: Sendable, Equatable {
     public var seed: UInt64?
     /// `--experimental`: serve the properties `bluetoothd -E` adds (Device1.AdvertisingFlags).
     public var experimental = false
+    /// `--extended-advertising`: the adapters' controllers do LE extended advertising.
+    public var extendedAdvertising = false
     /// `--help`.
     public var help = false
 
@@ -20,6 +22,7 @@ public struct SimOptions: Sendable, Equatable {
     /// What `blesim --help` prints.
     public static let usage = """
         usage: blesim [--address BUS] [--adapters N] [--scenario FILE] [--seed N] [--experimental]
+                     [--extended-advertising]
 
         Serves BlueZ's D-Bus API (org.bluez, as bluetoothd 5.66) over a simulated air.
 
@@ -29,6 +32,9 @@ public struct SimOptions: Sendable, Equatable {
           --scenario FILE   scenario to simulate (default: sim/scenarios/default.json)
           --seed N          random seed, replacing the scenario's
           --experimental    serve experimental properties, as bluetoothd -E
+          --extended-advertising
+                            adapters whose controllers do LE extended advertising
+                            (SupportedSecondaryChannels, 251-byte advertising data)
           --help            show this help
 
         """
@@ -74,6 +80,7 @@ public struct SimOptions: Sendable, Equatable {
                 }
                 options.seed = seed
             case "--experimental": options.experimental = true
+            case "--extended-advertising": options.extendedAdvertising = true
             case "--help", "-h": options.help = true
             default: throw UsageError(message: "unknown argument \"\(argument)\"")
             }
