@@ -92,7 +92,7 @@ let package = Package(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "BlectlTests", dependencies: [core, "ControlProtocol", "bleagent", "blectl"],
+            name: "BlectlTests", dependencies: [core, "ControlProtocol", "CLinux", "bleagent", "blectl"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),

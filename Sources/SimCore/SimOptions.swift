@@ -15,6 +15,8 @@ public struct SimOptions: Sendable, Equatable {
     public var attTimeout: Double?
     /// `--link SPEC`: turns the link model on (replacing the scenario's).
     public var link: LinkModel?
+    /// `--extended-advertising`: the adapters' controllers do LE extended advertising.
+    public var extendedAdvertising = false
     /// `--help`.
     public var help = false
 
@@ -25,6 +27,7 @@ public struct SimOptions: Sendable, Equatable {
     public static let usage = """
         usage: blesim [--address BUS] [--adapters N] [--scenario FILE] [--seed N] [--experimental]
                      [--att-timeout SECONDS] [--link interval=MS,phy=1M|2M|coded,packets=N,length=N]
+                     [--extended-advertising]
 
         Serves BlueZ's D-Bus API (org.bluez, as bluetoothd 5.66) over a simulated air.
 
@@ -39,6 +42,9 @@ public struct SimOptions: Sendable, Equatable {
           --link SPEC       cap notifications per link as a real link would; SPEC is
                             interval=MS,phy=1M|2M|coded,packets=N,length=N (each optional;
                             defaults 30, 1M, 6, 251)
+          --extended-advertising
+                            adapters whose controllers do LE extended advertising
+                            (SupportedSecondaryChannels, 251-byte advertising data)
           --help            show this help
 
         """
@@ -91,6 +97,7 @@ public struct SimOptions: Sendable, Equatable {
                 }
                 options.attTimeout = seconds
             case "--link": options.link = try linkModel(try value())
+            case "--extended-advertising": options.extendedAdvertising = true
             case "--help", "-h": options.help = true
             default: throw UsageError(message: "unknown argument \"\(argument)\"")
             }

@@ -4,6 +4,7 @@
 //
 //   bleprobe-central [--adapter hci1] [--notify start|acquire] [--timeout 60]
 //   bleprobe-central --restart-scan [--adapter hci1]
+//   bleprobe-central --restore-probe STATE_DIR --bus ADDRESS [--name NAME]   (RestoreProbe.swift)
 //
 // --restart-scan: scan, print "RESTART-ME" once Adapter1.Discovering is true, then
 // expect resetting (bluetoothd killed by the payload), poweredOn again,
@@ -222,7 +223,14 @@ let watchdog = Task {
     exit(2)
 }
 do {
-    if arguments.contains("--restart-scan") { try await runRestart() } else { try await run() }
+    if arguments.contains("--restore-probe") {
+        try await RestoreProbe.run(
+            stateDirectory: option("--restore-probe", "."), bus: option("--bus", ""), name: option("--name", "HRM-C"))
+    } else if arguments.contains("--restart-scan") {
+        try await runRestart()
+    } else {
+        try await run()
+    }
     watchdog.cancel()
     exit(0)
 } catch {

@@ -30,7 +30,8 @@ struct BlesimMain {
         }
         do {
             try await BlueZServer.serve(
-                scenario: scenario, address: options.address, experimental: options.experimental)
+                scenario: scenario, address: options.address, experimental: options.experimental,
+                extendedAdvertising: options.extendedAdvertising)
         } catch {
             fail("blesim: \(error)", status: 69)
         }

@@ -11,7 +11,9 @@ enum BlueZServer {
         let description: String
     }
 
-    static func serve(scenario: Scenario, address: String?, experimental: Bool) async throws {
+    static func serve(
+        scenario: Scenario, address: String?, experimental: Bool, extendedAdvertising: Bool = false
+    ) async throws {
         let connection: DBusConnection
         let bus: String
         if let address {
@@ -26,7 +28,9 @@ enum BlueZServer {
         let host = SimHost(world: SimWorld(scenario: scenario, experimental: experimental))
         let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental)
         let sockets = AcquiredSockets()
-        let local = LocalInterfaces(host: host, connection: connection)
+        let local = LocalInterfaces(
+            host: host, connection: connection,
+            advertising: AdvertisingFeatures(extended: extendedAdvertising, experimental: experimental))
         let gatt = GattInterfaces(host: host, sockets: sockets, local: local)
         host.setEmitter { signals in
             for signal in signals {

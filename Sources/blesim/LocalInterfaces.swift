@@ -8,12 +8,18 @@ import Synchronization
 final class LocalInterfaces: Sendable {
     let host: SimHost
     let connection: DBusConnection
+    /// The controllers' advertising features (`--extended-advertising`, `--experimental`).
+    let advertising: AdvertisingFeatures
     /// Tasks following each application's PropertiesChanged, by "owner path".
     private let watches = Mutex<[String: Task<Void, Never>]>([:])
 
-    init(host: SimHost, connection: DBusConnection) {
+    init(
+        host: SimHost, connection: DBusConnection,
+        advertising: AdvertisingFeatures = .init(extended: false, experimental: false)
+    ) {
         self.host = host
         self.connection = connection
+        self.advertising = advertising
     }
 
     private func run<R>(_ body: () throws(BlueZError) -> R) throws -> R {
@@ -155,9 +161,7 @@ final class LocalInterfaces: Sendable {
                 ExportedProperty(
                     "SupportedIncludes", type: .array(.string), access: .read,
                     value: .array(.string, ["tx-power", "appearance", "local-name"].map(DBusValue.string))),
-                // Declared, absent: advertising.c's `secondary_exists` is false for a legacy-only controller.
-                ExportedProperty("SupportedSecondaryChannels", type: .array(.string), access: .read, value: nil),
-            ])
+            ] + (try advertising.properties()))
     }
 
     private func registerAdvertisement(index: Int, owner: String, path: String) async throws {
@@ -173,8 +177,9 @@ final class LocalInterfaces: Sendable {
         let host = self.host
         try run { () throws(BlueZError) in
             let name = host.read { $0.adapters.indices.contains(index) ? $0.adapters[index].displayAlias : "" }
-            let advertisement = try LocalObjectsParser.advertisement(
-                owner: owner, path: path, properties: properties, adapterName: name)
+            let advertisement = try advertising.check(
+                LocalObjectsParser.advertisement(owner: owner, path: path, properties: properties, adapterName: name),
+                properties: properties)
             try host.world { world, now throws(BlueZError) in
                 ((), try world.registerAdvertisement(adapter: index, advertisement, now: now))
             }

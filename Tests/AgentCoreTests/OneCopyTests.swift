@@ -70,3 +70,72 @@ struct OneCopyTests {
         await plugin.stop()
     }
 }
+
+/// scripts/check-one-copy.sh on a directory of images made for the purpose:
+/// it passes with the real core library and a real plugin, and fails, naming
+/// the image, when a plugin carries its own static copy of a core module or
+/// when a second copy of libBLECore.so sits under another name.
+@Suite("the one-copy check catches a second copy", .serialized)
+struct OneCopyCheckTests {
+    static let repositoryRoot: String = {
+        let file = "\(#filePath)"
+        return String(file.dropLast("/Tests/AgentCoreTests/OneCopyTests.swift".count))
+    }()
+
+    /// Runs `command` under bash; its exit status, standard output and standard error.
+    func shell(_ command: String, in directory: String) -> (status: Int32, stdout: String, stderr: String) {
+        let script = "cd '\(directory)' && { \(command) ; } > .out 2> .err"
+        let raw = script.withCString { system($0) }
+        let status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+        return (status, readText("\(directory)/.out"), readText("\(directory)/.err"))
+    }
+
+    func readText(_ path: String) -> String {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while case let count = read(fd, &chunk, chunk.count), count > 0 { bytes += chunk[..<count] }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test(
+        "a plugin linked with a static copy of the JSON module, and libBLECore.so copied under another name, each fail the check"
+    )
+    func secondCopiesFail() throws {
+        var template = Array("/tmp/onecopy-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        try #require(made != nil)
+        let directory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
+        let check = "bash '\(Self.repositoryRoot)/scripts/check-one-copy.sh' '\(directory)'"
+
+        // The real core library and a real plugin built against the product: clean.
+        copyFile("\(buildDirectory)/libBLECore.so", "\(directory)/libBLECore.so")
+        copyFile("\(buildDirectory)/libOneCopyProbe.so", "\(directory)/libOneCopyProbe.so")
+        _ = shell("chmod +x *.so", in: directory)
+        let clean = shell(check, in: directory)
+        #expect(clean.status == 0, "\(clean)")
+        #expect(clean.stdout.contains("; 1 other images define none"), "\(clean)")
+
+        // A plugin that links the JSON module's objects into itself, as a
+        // dependency on the JSON target instead of the BLECore product does.
+        let linked = shell(
+            "cc -shared -o libStaticCopyPlugin.so '\(buildDirectory)'/OneCopyProbe.build/*.o '\(buildDirectory)'/JSON.build/*.o",
+            in: directory)
+        try #require(linked.status == 0, "linking the bad plugin: \(linked)")
+        let staticCopy = shell(check, in: directory)
+        #expect(staticCopy.status == 1, "\(staticCopy)")
+        #expect(staticCopy.stderr.contains("\(directory)/libStaticCopyPlugin.so defines "), "\(staticCopy)")
+        #expect(staticCopy.stderr.contains("core symbols (a second copy of the core)"), "\(staticCopy)")
+        #expect(staticCopy.stdout.hasSuffix("(FAILED)\n"), "\(staticCopy)")
+        #expect(!staticCopy.stderr.contains("libOneCopyProbe.so"), "the good plugin is not blamed: \(staticCopy)")
+
+        // The whole core library again, under another path's name.
+        _ = shell("rm libStaticCopyPlugin.so && cp libBLECore.so libBLECoreCopy.so", in: directory)
+        let wholeCopy = shell(check, in: directory)
+        #expect(wholeCopy.status == 1, "\(wholeCopy)")
+        #expect(wholeCopy.stderr.contains("\(directory)/libBLECoreCopy.so defines "), "\(wholeCopy)")
+    }
+}

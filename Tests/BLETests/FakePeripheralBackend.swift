@@ -19,6 +19,8 @@ final class FakePeripheralBackend: PeripheralBackend {
     private let recorded = Mutex<[Call]>([])
     /// What ``updateValue(_:for:centrals:)`` returns.
     let queueHasRoom = Mutex(true)
+    /// What ``advertisingCapabilities(adapter:)`` returns.
+    let capabilities = Mutex(AdvertisingCapabilities.legacy)
 
     init() {
         (events, sink) = AsyncStream.makeStream()
@@ -42,6 +44,9 @@ final class FakePeripheralBackend: PeripheralBackend {
         record(.registerAdvertisement(advertisement, extended: extended))
     }
     func unregisterAdvertisement(adapter: String) async throws(BLEError) { record(.unregisterAdvertisement) }
+    func advertisingCapabilities(adapter: String) async throws(BLEError) -> AdvertisingCapabilities {
+        capabilities.withLock { $0 }
+    }
     func respond(to id: ATTRequestID, with result: Result<[UInt8], ATTError>) { record(.respond(id, result)) }
     func updateValue(
         _ value: [UInt8], for characteristic: LocalCharacteristic, centrals: [PeripheralIdentifier]?

@@ -51,6 +51,49 @@ import Testing
             ])
     }
 
+    @Test func longDataGoesExtendedOnlyWhereTheAdapterSupportsItUpToItsLength() async throws {
+        let (manager, backend, _) = await poweredOn()
+        let fits = AdvertisingData(localName: String(repeating: "n", count: 26))
+        let long = AdvertisingData(localName: String(repeating: "n", count: 60))
+        // Legacy adapter: refused with invalidLength, BlueZ never asked to register.
+        await #expect(throws: BLEError.self) { try await manager.startAdvertising(long) }
+        #expect(backend.log.isEmpty)
+        // Extended adapter limited to 50 bytes: still too long (3 + 2 + 60 = 65).
+        backend.capabilities.withLock { $0 = AdvertisingCapabilities(extendedAdvertising: true, maximumDataLength: 50) }
+        do throws(BLEError) {
+            try await manager.startAdvertising(long)
+            Issue.record("65 bytes accepted on a 50-byte adapter")
+        } catch {
+            #expect(error.code == .invalidLength, "\(error)")
+        }
+        #expect(backend.log.isEmpty)
+        // Extended adapter with 251 bytes: extended PDUs; data that fits legacy stays legacy.
+        backend.capabilities.withLock { $0 = AdvertisingCapabilities(secondaryChannels: ["1M", "2M"], maxAdvLen: nil) }
+        try await manager.startAdvertising(long)
+        try await manager.stopAdvertising()
+        try await manager.startAdvertising(fits)
+        #expect(
+            backend.log == [
+                .registerAdvertisement(long, extended: true), .unregisterAdvertisement,
+                .registerAdvertisement(fits, extended: false),
+            ])
+    }
+
+    @Test func advertisingCapabilitiesFollowBluetoothdsProperties() {
+        // No SupportedSecondaryChannels (not an extended controller) and no -E: legacy.
+        #expect(AdvertisingCapabilities(secondaryChannels: nil, maxAdvLen: nil) == .legacy)
+        #expect(AdvertisingCapabilities(secondaryChannels: [], maxAdvLen: nil) == .legacy)
+        // The controller offers a secondary channel: 251 bytes (HCI_MAX_EXT_AD_LENGTH).
+        #expect(
+            AdvertisingCapabilities(secondaryChannels: ["1M"], maxAdvLen: nil)
+                == AdvertisingCapabilities(extendedAdvertising: true, maximumDataLength: 251))
+        // bluetoothd -E: MaxAdvLen decides the length.
+        #expect(
+            AdvertisingCapabilities(secondaryChannels: ["1M", "2M"], maxAdvLen: 191)
+                == AdvertisingCapabilities(extendedAdvertising: true, maximumDataLength: 191))
+        #expect(AdvertisingCapabilities(secondaryChannels: nil, maxAdvLen: 31) == .legacy)
+    }
+
     @Test func servicesAreRegisteredAsOneApplicationUpdatedOnEveryChange() async throws {
         let (manager, backend, _) = await poweredOn()
         let deviceInfo = GATTService(uuid: .deviceInformation)

@@ -68,6 +68,9 @@ final class Child {
 
     private var stdoutSoFar: [UInt8] = []
 
+    /// What stdout has shown so far (read by ``waitForStdout(containing:)``).
+    var stdoutText: String { String(decoding: stdoutSoFar, as: UTF8.self) }
+
     /// What stderr has shown so far (read by ``waitForStderr(containing:)``).
     var stderrText: String { String(decoding: stderrSoFar, as: UTF8.self) }
 

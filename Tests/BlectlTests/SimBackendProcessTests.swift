@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 import JSON
 import Testing
@@ -137,6 +138,45 @@ struct SimBackendProcessTests {
         #expect(status["backend"] == "bluez")
         #expect(status["sim"] == nil)
         #expect(agent.stop().status == 0)
+    }
+
+    @Test(
+        "SIGKILL of the agent takes its children with it: the private bus and blesim get their parent-death signal and exit"
+    )
+    func childrenDieWithTheAgent() throws {
+        let agent = try RunningAgent(
+            config: RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")))
+        #expect(agent.child.waitForStderr(containing: "blesim pid"))
+        let pids = Self.childPIDs(in: agent.child.stderrText)
+        try #require(pids.count == 2, "\(agent.child.stderrText)")
+        // pidfds of processes that are not our children: readable once each has exited.
+        let pidfds = pids.map { clinux_pidfd_open($0) }
+        defer { for fd in pidfds where fd >= 0 { close(fd) } }
+        try #require(pidfds.allSatisfy { $0 >= 0 })
+        #expect(pids.allSatisfy(processAlive))
+        // A moment after READY the agent's threads are all up; the children
+        // were forked from its spawn thread long before.
+        agent.signal(SIGKILL)
+        var exited = Set<Int>()
+        let end = ContinuousClock.now.advanced(by: .seconds(30))
+        while exited.count < pidfds.count {
+            let remaining = ContinuousClock.now.duration(to: end)
+            guard remaining > .zero else { break }
+            var fds = pidfds.enumerated().filter { !exited.contains($0.offset) }.map {
+                pollfd(fd: $0.element, events: Int16(POLLIN), revents: 0)
+            }
+            let ready = poll(&fds, nfds_t(fds.count), Int32(remaining.components.seconds * 1000 + 1))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { break }
+            for entry in fds where entry.revents != 0 {
+                if let index = pidfds.firstIndex(of: entry.fd) { exited.insert(index) }
+            }
+        }
+        for (index, pid) in pids.enumerated() {
+            #expect(exited.contains(index), "child \(pid) still running 30 s after the agent was SIGKILLed")
+            if !exited.contains(index) { kill(pid, SIGKILL) }
+        }
+        #expect(agent.child.finish().status == 128 + SIGKILL)
     }
 
     /// The bus and blesim pids from the agent's `sim: private bus ... (pid N), blesim pid M` line.

@@ -120,6 +120,63 @@ struct CentralFaultTests {
         }
     }
 
+    @Test(
+        "a plain link loss (adapter still on): the wanted peripheral is reconnected by the manager, its subscription restored exactly once"
+    )
+    func linkLossReconnects() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let central = try await rig.central()
+            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
+            let counter = try #require(characteristics[FaultRig.counter])
+            var values = peripheral.notifications(for: counter).makeAsyncIterator()
+            try await peripheral.setNotifyValue(true, for: counter)
+            #expect(isGapless(await FaultRig.take(10, from: &values)))
+            let subscribes = try await rig.subscribeCount(of: counter.objectPath)
+            let connections = central.connectionEvents()
+            let id = peripheral.identifier
+            try await rig.control("DropLink", [Self.hrm])
+            let events = await FaultRig.collect(connections) { $0.last.map { Self.isConnected($0, id) } ?? false }
+            #expect(events.first == .disconnected(id, .notConnected), "\(events)")
+            #expect(events.last == .connected(id), "reconnected with no call from the test: \(events)")
+            #expect(central.currentState == .poweredOn)
+            try await Self.expectRestoredOnce(&values, subscribes: subscribes)
+        }
+    }
+
+    @Test(
+        "a link lost while the device is away: attempts fail and are retried with backoff until it is back, then one restore"
+    )
+    func linkLossRetriesWithBackoff() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let central = try await rig.central(
+                options: .init(
+                    reconnectPolicy: ReconnectPolicy(firstDelay: .milliseconds(50), maximumDelay: .seconds(1))))
+            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
+            let counter = try #require(characteristics[FaultRig.counter])
+            var values = peripheral.notifications(for: counter).makeAsyncIterator()
+            try await peripheral.setNotifyValue(true, for: counter)
+            #expect(isGapless(await FaultRig.take(10, from: &values)))
+            let subscribes = try await rig.subscribeCount(of: counter.objectPath)
+            let connections = central.connectionEvents()
+            let id = peripheral.identifier
+            // The device goes quiet (Connect to it fails after connectFailSeconds), then the link drops.
+            try await rig.control("Silence", [Self.hrm, .boolean(true)])
+            try await rig.control("DropLink", [Self.hrm])
+            let lost = await FaultRig.collect(connections) { $0.filter { Self.isFailure($0, id) }.count == 2 }
+            #expect(lost.first == .disconnected(id, .notConnected), "\(lost)")
+            #expect(lost.filter { Self.isFailure($0, id) }.count == 2, "two failed attempts, each retried: \(lost)")
+            #expect(peripheral.state != .connected)
+            try await rig.control("Silence", [Self.hrm, .boolean(false)])
+            #expect(
+                await first(connections) { Self.isConnected($0, id) } != nil, "reconnected once the device was back")
+            try await Self.expectRestoredOnce(&values, subscribes: subscribes)
+        }
+    }
+
     @Test("blesim killed and started again: resetting, poweredOn, discovery, the link and its subscription come back")
     func blesimRestartRestoresEverything() async throws {
         try await FaultRig.with { rig in
@@ -193,6 +250,11 @@ struct CentralFaultTests {
             await client.close()
             _ = dying
         }
+    }
+
+    static func isFailure(_ event: ConnectionEvent, _ id: PeripheralIdentifier) -> Bool {
+        if case .failedToConnect(let failed, _) = event { return failed == id }
+        return false
     }
 
     static func isConnected(_ event: ConnectionEvent, _ id: PeripheralIdentifier) -> Bool {

@@ -3,6 +3,7 @@ import BlueZ
 import DBus
 import GATT
 import Glibc
+import Synchronization
 import TestSupport
 import Testing
 
@@ -139,6 +140,29 @@ struct FaultRig {
         }
     }
 
+    /// The events of `stream` up to the first point where `done` holds for
+    /// all seen so far (all of them if the stream ends or 20 s pass first).
+    static func collect<Element: Sendable>(
+        _ stream: AsyncStream<Element>, until done: @escaping @Sendable ([Element]) -> Bool
+    ) async -> [Element] {
+        let seen = Collected<Element>()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await element in stream {
+                    let all = seen.items.withLock { seen in
+                        seen.append(element)
+                        return seen
+                    }
+                    if done(all) { return }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: .seconds(20)) }
+            await group.next()
+            group.cancelAll()
+        }
+        return seen.items.withLock { $0 }
+    }
+
     /// The counter's value as a number.
     static func count(_ value: [UInt8]) -> Int {
         value.count >= 2 ? Int(value[0]) | Int(value[1]) << 8 : -1
@@ -165,4 +189,10 @@ func errorCode<T>(_ body: () async throws(BLEError) -> T) async -> BLEError.Code
     } catch {
         return error.code
     }
+}
+
+/// Elements shared with a collecting task.
+final class Collected<Element: Sendable>: Sendable {
+    /// What was collected so far.
+    let items = Mutex<[Element]>([])
 }

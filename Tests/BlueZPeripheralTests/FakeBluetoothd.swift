@@ -13,6 +13,7 @@ final class FakeBluetoothd: Sendable {
         case applicationUnregistered(ObjectPath)
         case advertisementRegistered(path: ObjectPath, properties: DBusValue)
         case advertisementUnregistered(ObjectPath)
+        case deviceDisconnected(ObjectPath)
     }
 
     static let adapter = path("/org/bluez/hci0")
@@ -87,6 +88,12 @@ final class FakeBluetoothd: Sendable {
         try objects.export(Self.adapter, interfaces: [adapter, gatt, advertising])
         let device = try ExportedInterface(
             "org.bluez.Device1",
+            methods: [
+                ExportedMethod("Disconnect", in: "", out: "") { _ in
+                    continuation.yield(.deviceDisconnected(Self.device))
+                    return []
+                }
+            ],
             properties: [
                 ExportedProperty("Address", type: .string, value: .string("11:22:33:44:55:66")),
                 ExportedProperty("AddressType", type: .string, value: .string("random")),

@@ -148,6 +148,40 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
         }
     }
 
+    @Test func shutdownUnregistersAndClosesTheLinksOfTheCentralsItServed() async throws {
+        try await PrivateBus.with { bus in
+            let rig = try await Rig.start(bus)
+            var events = rig.fake.events.makeAsyncIterator()
+            try await rig.manager.add(Rig.battery)
+            let root = try #require(await applicationRegistered(&events)).0
+            try await rig.manager.startAdvertising(AdvertisingData(localName: "gw"))
+            #expect(await advertisementRegistered(&events) != nil)
+            // A central reads: the backend learns its device.
+            let pending = firstRequest(rig.manager)
+            let options = DBusValue.dictionary(
+                key: .string, value: .variant, [(.string("device"), .variant(.objectPath(FakeBluetoothd.device)))])
+            async let reply = rig.fake.callApplication(
+                try ObjectPath(root.rawValue + Rig.levelPath), "ReadValue", [options])
+            try #require(await pending.value).respond(with: [1])
+            _ = try await reply
+            await rig.backend.shutdown()
+            var seen: [String] = []
+            while seen.count < 3, let event = await events.next() {
+                switch event {
+                case .advertisementUnregistered: seen.append("advertisement unregistered")
+                case .applicationUnregistered: seen.append("application unregistered")
+                case .deviceDisconnected(let device): seen.append("disconnected \(device)")
+                default: break
+                }
+            }
+            #expect(
+                seen == [
+                    "advertisement unregistered", "application unregistered",
+                    "disconnected \(FakeBluetoothd.device)",
+                ])
+        }
+    }
+
     @Test func readAndWriteOptionsBecomeRequestsAndAnswersMapToBlueZErrors() async throws {
         try await PrivateBus.with { bus in
             let rig = try await Rig.start(bus)

@@ -27,8 +27,11 @@ public final class BlesimProcess: Sendable {
         self.output = output
     }
 
-    /// Starts blesim on `address` with `scenario` and waits for it to be ready.
-    public static func start(address: String, scenario: String = airScenario) async throws -> BlesimProcess {
+    /// Starts blesim on `address` with `scenario` (and `options`, such as
+    /// `--extended-advertising`) and waits for it to be ready.
+    public static func start(
+        address: String, scenario: String = airScenario, options: [String] = []
+    ) async throws -> BlesimProcess {
         try await offPool {
             guard access(executable, X_OK) == 0 else {
                 throw PrivateBus.Failure.setup("no blesim at \(executable): run `swift build` first")
@@ -39,7 +42,7 @@ public final class BlesimProcess: Sendable {
             defer { posix_spawn_file_actions_destroy(&actions) }
             posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-            let arguments = [executable, "--address", address, "--scenario", scenario]
+            let arguments = [executable, "--address", address, "--scenario", scenario] + options
             var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
             defer { for pointer in argv { free(pointer) } }
             var attributes = SpawnAttributes()

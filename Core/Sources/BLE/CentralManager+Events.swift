@@ -7,7 +7,7 @@ extension CentralManager {
         var stateChange: ManagerState?
         var changes: [ObjectTreeChange] = []
         var failed: [OperationQueue.Action] = []
-        var toReconnect: [String] = []
+        var toReconnect: [PeripheralIdentifier] = []
         state.withLock { state in
             let before = state.machine.state
             switch event {
@@ -56,7 +56,7 @@ extension CentralManager {
             }
             if before != .poweredOn && state.machine.state == .poweredOn {
                 perform(state.discovery.resume(), adapter: state.machine.adapterPath)
-                toReconnect = state.desiredConnections.sorted().compactMap { state.mirror.devicePath(for: $0) }
+                toReconnect = state.desiredConnections.sorted()
             }
         }
         if let stateChange { stateBroadcast.yield(stateChange) }
@@ -65,10 +65,7 @@ extension CentralManager {
             Task { try? await backend.requestSnapshot() }
         }
         run(failed)
-        for path in toReconnect {
-            let backend = self.backend
-            Task { try? await backend.connect(device: path) }
-        }
+        for id in toReconnect { scheduleReconnect(id, after: nil) }
         switch event {
         case .notification(let path, let value):
             if let reference = state.withLock({ $0.mirror.remoteCharacteristic(at: path)?.reference }) {
@@ -115,15 +112,13 @@ extension CentralManager {
     /// A wanted peripheral's object appeared again (after a bluetoothd
     /// restart it comes back only once discovery hears it): connect it.
     private func reconnectIfWanted(_ path: String) {
-        let wanted = state.withLock { state -> Bool in
+        let wanted = state.withLock { state -> PeripheralIdentifier? in
             guard state.machine.state == .poweredOn, let device = state.mirror.device(at: path), !device.connected,
-                let id = state.mirror.identifier(ofDeviceAt: path)
-            else { return false }
-            return state.desiredConnections.contains(id)
+                let id = state.mirror.identifier(ofDeviceAt: path), state.desiredConnections.contains(id)
+            else { return nil }
+            return id
         }
-        guard wanted else { return }
-        let backend = self.backend
-        Task { try? await backend.connect(device: path) }
+        if let wanted { scheduleReconnect(wanted, after: nil) }
     }
 
     private func reportDiscovery(_ path: String) {
@@ -151,6 +146,7 @@ extension CentralManager {
         var failed: [OperationQueue.Action] = []
         var event: ConnectionEvent?
         var resubscribe: [(CharacteristicReference, String, UInt64)] = []
+        var lostWanted: PeripheralIdentifier?
         state.withLock { state in
             guard let device = state.mirror.device(at: path), let id = state.mirror.identifier(ofDeviceAt: path) else {
                 return
@@ -180,9 +176,12 @@ extension CentralManager {
                 state.subscriptions.linkDown(id)
                 let requested = previous == .disconnecting || !state.desiredConnections.contains(id)
                 event = .disconnected(id, requested ? nil : .notConnected)
+                // A plain link loss of a wanted peripheral (the adapter still on): connect it again.
+                if !requested && state.machine.state == .poweredOn { lostWanted = id }
             }
         }
         run(failed)
+        if let lostWanted { scheduleReconnect(lostWanted, after: options.reconnectPolicy.firstDelay) }
         if let event { connectionBroadcast.yield(event) }
         for (reference, characteristicPath, generation) in resubscribe {
             let backend = self.backend

@@ -22,18 +22,21 @@ public final class CentralManager: Sendable {
         /// subscriptions (a restore identifier under a state directory); nil
         /// for no state restoration.
         public var restoration: RestorationStore?
+        /// How a wanted peripheral whose link dropped is connected again.
+        public var reconnectPolicy: ReconnectPolicy
 
         /// Options; defaults as documented on each type.
         public init(
             adapter: String? = nil, operationPolicy: OperationQueue.Policy = .init(),
             mirrorLimits: ObjectTreeMirror.Limits = .init(), connectTimeout: Duration = .seconds(30),
-            restoration: RestorationStore? = nil
+            restoration: RestorationStore? = nil, reconnectPolicy: ReconnectPolicy = .init()
         ) {
             self.adapter = adapter
             self.operationPolicy = operationPolicy
             self.mirrorLimits = mirrorLimits
             self.connectTimeout = connectTimeout
             self.restoration = restoration
+            self.reconnectPolicy = reconnectPolicy
         }
     }
 
@@ -51,6 +54,14 @@ public final class CentralManager: Sendable {
         var cannotSend: Set<String> = []
         var known: [PeripheralIdentifier: RestorationState.KnownPeripheral] = [:]
         var nextPrune: BLEInstant = .zero
+        var reconnects: [PeripheralIdentifier: Reconnect] = [:]
+        var nextReconnectToken: UInt64 = 0
+    }
+
+    /// A running reconnect loop; the token tells a replaced loop from its successor.
+    struct Reconnect: Sendable {
+        var token: UInt64
+        var task: Task<Void, Never>
     }
 
     struct Runner: Sendable {
@@ -226,6 +237,7 @@ public final class CentralManager: Sendable {
         let id = peripheral.identifier
         let path = state.withLock { state -> String? in
             state.desiredConnections.remove(id)
+            state.reconnects.removeValue(forKey: id)?.task.cancel()
             guard let path = state.mirror.devicePath(for: id) else { return nil }
             if state.peripheralStates[id] == .connected { state.peripheralStates[id] = .disconnecting }
             return path

@@ -106,6 +106,8 @@ public protocol PeripheralBackend: Sendable {
     func registerAdvertisement(adapter: String, _ advertisement: AdvertisingData, extended: Bool) async throws(BLEError)
     /// Unregisters the advertisement and removes its object.
     func unregisterAdvertisement(adapter: String) async throws(BLEError)
+    /// What `adapter` offers for advertising (legacy only by default).
+    func advertisingCapabilities(adapter: String) async throws(BLEError) -> AdvertisingCapabilities
     /// Answers request `id`: a value for a read, empty for a write, or an ATT
     /// error (sent as the BlueZ error from ``BlueZATTErrorMapping/applicationError(for:access:)``).
     func respond(to id: ATTRequestID, with result: Result<[UInt8], ATTError>)

@@ -123,28 +123,55 @@ public final class PeripheralManager: Sendable {
         try await changeServices { $0.removeAll() }
     }
 
-    /// Starts advertising `data`. Unless `extended`, the data must fit the
-    /// 31-byte legacy limit counting the 3-byte Flags structure BlueZ adds;
-    /// this is checked before BlueZ is asked.
+    /// Starts advertising `data`.
+    ///
+    /// `extended` nil (the default) chooses: data that fits the 31-byte legacy
+    /// limit (counting the 3-byte Flags structure BlueZ adds) is advertised
+    /// with legacy PDUs; longer data uses extended advertising when the
+    /// adapter supports it (``PeripheralBackend/advertisingCapabilities(adapter:)``)
+    /// up to its maximum length, and is refused otherwise. `false` forces
+    /// legacy, `true` forces extended (up to 251 bytes, unchecked against the
+    /// adapter). Every length is checked before BlueZ is asked to register.
     ///
     /// - Throws: ``BLEError/Code/invalidLength`` when too long,
     ///   ``BLEError/Code/alreadyExists`` when already advertising, the state's refusal.
-    public func startAdvertising(_ data: AdvertisingData, extended: Bool = false) async throws(BLEError) {
-        try Self.checkFits(data, extended: extended)
+    public func startAdvertising(_ data: AdvertisingData, extended: Bool? = nil) async throws(BLEError) {
         let adapter: String = try state.withLock { state throws(BLEError) in
             if let refusal = state.machine.state.refusal { throw refusal }
             guard state.advertisement == nil else { throw BLEError(.alreadyExists, message: "already advertising") }
             guard let adapter = state.machine.adapterPath else { throw BLEError.unsupported }
-            state.advertisement = (data, extended)
             return adapter
         }
+        let useExtended = try await choosePDUs(for: data, extended: extended, adapter: adapter)
+        try state.withLock { state throws(BLEError) in
+            guard state.advertisement == nil else { throw BLEError(.alreadyExists, message: "already advertising") }
+            state.advertisement = (data, useExtended)
+        }
         do throws(BLEError) {
-            try await backend.registerAdvertisement(adapter: adapter, data, extended: extended)
+            try await backend.registerAdvertisement(adapter: adapter, data, extended: useExtended)
         } catch {
             state.withLock { $0.advertisement = nil }
             throw error
         }
         try persist()
+    }
+
+    /// Whether `data` goes out in extended PDUs (see ``startAdvertising(_:extended:)``).
+    func choosePDUs(for data: AdvertisingData, extended: Bool?, adapter: String) async throws(BLEError) -> Bool {
+        switch extended {
+        case .some(let forced):
+            try Self.checkFits(data, extended: forced)
+            return forced
+        case nil:
+            if (try? Self.checkFits(data, extended: false)) != nil { return false }
+            let capabilities = try await backend.advertisingCapabilities(adapter: adapter)
+            guard capabilities.extendedAdvertising else {
+                try Self.checkFits(data, extended: false)
+                return false
+            }
+            try Self.checkFits(data, limit: capabilities.maximumDataLength)
+            return true
+        }
     }
 
     /// Stops advertising (unregisters the advertisement).
@@ -176,10 +203,17 @@ public final class PeripheralManager: Sendable {
 
     /// Throws ``BLEError/Code/invalidLength`` unless `data` fits the limit.
     public static func checkFits(_ data: AdvertisingData, extended: Bool) throws(BLEError) {
+        try checkFits(data, limit: extended ? AdvertisingDataLimit.extended.maximumLength : 31)
+    }
+
+    /// Throws ``BLEError/Code/invalidLength`` unless `data`, with the Flags
+    /// structure BlueZ adds, fits in `limit` bytes.
+    public static func checkFits(_ data: AdvertisingData, limit: Int) throws(BLEError) {
         var withFlags = data
         if withFlags.flags == nil { withFlags.flags = .leGeneralDiscoverable }
+        let name = limit > AdvertisingDataLimit.legacy.maximumLength ? "extended" : "legacy"
         do {
-            _ = try withFlags.encode(limit: extended ? .extended : .legacy)
+            _ = try withFlags.encode(limit: AdvertisingDataLimit(maximumLength: limit, name: name))
         } catch {
             throw BLEError(.invalidLength, message: "\(error)")
         }
@@ -271,8 +305,12 @@ public final class PeripheralManager: Sendable {
         Task {
             if !services.isEmpty { try? await backend.setApplication(adapter: adapter, services: services) }
             if let advertisement {
-                try? await backend.registerAdvertisement(
-                    adapter: adapter, advertisement.data, extended: advertisement.extended)
+                // Restored from disk the choice is unknown (saved data only): choose again.
+                let extended =
+                    (try? Self.checkFits(advertisement.data, extended: false)) != nil
+                    ? advertisement.extended
+                    : ((try? await backend.advertisingCapabilities(adapter: adapter))?.extendedAdvertising ?? true)
+                try? await backend.registerAdvertisement(adapter: adapter, advertisement.data, extended: extended)
             }
         }
     }

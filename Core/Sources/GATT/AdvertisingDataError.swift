@@ -86,7 +86,9 @@ public struct AdvertisingDataLimit: Hashable, Sendable, CustomStringConvertible 
     /// and what the kernel accepts for an extended advertising instance.
     public static let extended = AdvertisingDataLimit(maximumLength: 251, name: "extended")
 
-    private init(maximumLength: Int, name: String) {
+    /// A limit of `maximumLength` bytes called `name` (such as an adapter's
+    /// own extended advertising length).
+    public init(maximumLength: Int, name: String) {
         self.maximumLength = maximumLength
         self.name = name
     }

@@ -4,8 +4,9 @@ import Synchronization
 
 /// A child process the agent starts and owns (the private dbus-daemon,
 /// blesim): standard output on a pipe the agent reads, standard error shared
-/// with the agent's, signals unblocked and at their defaults, and a pidfd so
-/// waiting for it is an event with a deadline, never a sleep.
+/// with the agent's, signals unblocked and at their defaults, a parent-death
+/// signal so it never outlives the agent, and a pidfd so waiting for it is an
+/// event with a deadline, never a sleep.
 final class ChildProcess: Sendable {
     /// The child's process id.
     let pid: pid_t
@@ -16,46 +17,48 @@ final class ChildProcess: Sendable {
     private let reaped = Mutex(false)
     private let buffered = Mutex<[UInt8]>([])
 
-    /// Starts `executable` with `arguments` (argv[1...]).
+    /// Starts `executable` with `arguments` (argv[1...]). The child gets
+    /// SIGTERM when the agent process dies, however it dies (SIGKILL
+    /// included): it is forked from the ``SpawnThread`` with PR_SET_PDEATHSIG.
     init(executable: String, arguments: [String], name: String) throws(ProcessFailure) {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw ProcessFailure("\(name): pipe: \(Self.errnoText())") }
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawnattr_init(&attributes)
-        defer {
-            posix_spawn_file_actions_destroy(&actions)
-            posix_spawnattr_destroy(&attributes)
-        }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        // The agent blocks its signals for the signalfd; the child must not inherit that.
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        // The agent's environment without NOTIFY_SOCKET: systemd hears the agent, not its children.
-        var envp: [UnsafeMutablePointer<CChar>?] = []
-        var entry = environ
-        while let variable = entry.pointee {
-            if !String(cString: variable).hasPrefix("NOTIFY_SOCKET=") { envp.append(strdup(variable)) }
-            entry += 1
-        }
-        envp.append(nil)
-        defer { (argv + envp).forEach { free($0) } }
-        var child: pid_t = 0
-        let status = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
-        close(fds[1])
-        guard status == 0 else {
+        guard clinux_pipe_cloexec(&fds) == 0 else { throw ProcessFailure("\(name): pipe: \(Self.errnoText())") }
+        var errorPipe: [Int32] = [0, 0]
+        guard clinux_pipe_cloexec(&errorPipe) == 0 else {
+            let text = Self.errnoText()
             close(fds[0])
-            throw ProcessFailure("cannot start \(name) (\(executable)): \(String(cString: strerror(status)))")
+            close(fds[1])
+            throw ProcessFailure("\(name): pipe: \(text)")
         }
+        let (outputWrite, errorWrite) = (fds[1], errorPipe[1])
+        let spawned = SpawnThread.shared.run { () -> (pid: pid_t, errno: Int32) in
+            Self.spawn(executable, arguments, stdout: outputWrite, errorReport: errorWrite)
+        }
+        close(fds[1])
+        close(errorPipe[1])
+        // The child reports a failure before execve on the error pipe; a
+        // successful execve closes it unwritten.
+        var failure: Int32 = 0
+        var got = 0
+        if let spawned, spawned.pid > 0 {
+            while true {
+                got = withUnsafeMutableBytes(of: &failure) { read(errorPipe[0], $0.baseAddress, $0.count) }
+                if got < 0 && errno == EINTR { continue }
+                break
+            }
+        }
+        close(errorPipe[0])
+        guard let spawned, spawned.pid > 0, got <= 0 else {
+            if let pid = spawned?.pid, pid > 0 {
+                var ignored: Int32 = 0
+                waitpid(pid, &ignored, 0)
+            }
+            close(fds[0])
+            var reason = "the spawn thread could not be started"
+            if let spawned { reason = String(cString: strerror(spawned.pid > 0 ? failure : spawned.errno)) }
+            throw ProcessFailure("cannot start \(name) (\(executable)): \(reason)")
+        }
+        let child = spawned.pid
         let pidfd = clinux_pidfd_open(child)
         guard pidfd >= 0 else {
             let text = Self.errnoText()
@@ -69,6 +72,25 @@ final class ChildProcess: Sendable {
         self.name = name
         self.output = fds[0]
         self.pidfd = pidfd
+    }
+
+    /// Forks and executes on the calling (spawn) thread: the agent's
+    /// environment without NOTIFY_SOCKET (systemd hears the agent, not its
+    /// children), standard output onto `stdout`, SIGTERM on the agent's death.
+    private static func spawn(
+        _ executable: String, _ arguments: [String], stdout: Int32, errorReport: Int32
+    ) -> (pid: pid_t, errno: Int32) {
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = []
+        var entry = environ
+        while let variable = entry.pointee {
+            if !String(cString: variable).hasPrefix("NOTIFY_SOCKET=") { envp.append(strdup(variable)) }
+            entry += 1
+        }
+        envp.append(nil)
+        defer { (argv + envp).forEach { free($0) } }
+        let pid = clinux_spawn_owned(executable, argv, envp, stdout, errorReport, SIGTERM)
+        return (pid, pid < 0 ? errno : 0)
     }
 
     deinit {

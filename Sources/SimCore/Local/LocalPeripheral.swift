@@ -49,14 +49,22 @@ public struct LocalAdvertisement: Sendable, Equatable {
     public var connectable: Bool
     /// Seconds until bluetoothd removes it (Timeout), if set.
     public var timeout: Double?
+    /// Sent in extended advertising PDUs (a `SecondaryChannel` the controller
+    /// offers, checked by blesim's advertising manager against its length):
+    /// exempt from the legacy 31 + 31-byte fit.
+    public var extended: Bool
 
     /// An advertisement of `owner` at `path`.
-    public init(owner: String, path: String, advertisement: Advertisement, connectable: Bool, timeout: Double? = nil) {
+    public init(
+        owner: String, path: String, advertisement: Advertisement, connectable: Bool, timeout: Double? = nil,
+        extended: Bool = false
+    ) {
         self.owner = owner
         self.path = path
         self.advertisement = advertisement
         self.connectable = connectable
         self.timeout = timeout
+        self.extended = extended
     }
 }
 

@@ -88,7 +88,7 @@ extension SimWorld {
             }
             throw BlueZError(.failed, "Maximum advertisements reached")
         }
-        if advertisement.advertisement.sizeProblem != nil {
+        if !advertisement.extended && advertisement.advertisement.sizeProblem != nil {
             throw BlueZError(.failed, "Failed to parse advertisement.")
         }
         local.advertisement = advertisement

@@ -143,6 +143,29 @@ extension BlueZPeripheralBackend {
         }
     }
 
+    /// What `adapter` offers for advertising, from LEAdvertisingManager1's
+    /// `SupportedSecondaryChannels` and (with `bluetoothd -E`)
+    /// `SupportedCapabilities` (see ``AdvertisingCapabilities/init(secondaryChannels:maxAdvLen:)``).
+    public func advertisingCapabilities(adapter: String) async throws(BLEError) -> AdvertisingCapabilities {
+        do {
+            let path = try ObjectPath(adapter)
+            let reply = try await callBluetoothd(
+                path, "org.freedesktop.DBus.Properties", "GetAll", [.string(Self.advertisingManager)])
+            return Self.advertisingCapabilities(from: try reply.arguments().first)
+        } catch {
+            throw PeripheralErrors.bleError(error, doing: "reading LEAdvertisingManager1")
+        }
+    }
+
+    /// The capabilities in LEAdvertisingManager1's GetAll reply (a{sv}). Pure.
+    public static func advertisingCapabilities(from properties: DBusValue?) -> AdvertisingCapabilities {
+        let secondary = properties?["SupportedSecondaryChannels"].map { value in
+            (value.arrayValue ?? []).compactMap(\.stringValue)
+        }
+        let maxAdvLen = properties?["SupportedCapabilities"]?["MaxAdvLen"]?.integerValue.map { Int($0) }
+        return AdvertisingCapabilities(secondaryChannels: secondary, maxAdvLen: maxAdvLen)
+    }
+
     /// The current owner of bluetoothd's name (looked up when not known yet).
     func bluetoothdName() async -> String {
         if let known = state.withLock({ $0.bluetoothd }) { return known }

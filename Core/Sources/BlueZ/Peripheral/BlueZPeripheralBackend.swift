@@ -146,12 +146,18 @@ public final class BlueZPeripheralBackend: PeripheralBackend {
         PeripheralIdentifier(adapter: adapterAddress, address: "00:00:00:00:00:00", addressType: .public)
     }
 
-    /// Unregisters the advertisement and the application, stops watching and
-    /// ends ``events``. Call it on every orderly exit.
+    /// Unregisters the advertisement and the application, closes the links
+    /// of the centrals it served (Device1.Disconnect on each device a
+    /// request named; errors such as NotConnected ignored), stops watching
+    /// and ends ``events``. Call it on every orderly exit.
     public func shutdown() async {
         let adapters = state.withLock { ($0.advertisement?.adapter, $0.application?.adapter) }
         if let adapter = adapters.0 { try? await unregisterAdvertisement(adapter: adapter) }
         if let adapter = adapters.1 { try? await setApplication(adapter: adapter, services: []) }
+        let centrals = state.withLock { $0.centrals.keys.sorted { $0.rawValue < $1.rawValue } }
+        for device in centrals {
+            _ = try? await callBluetoothd(device, "org.bluez.Device1", "Disconnect", [])
+        }
         for task in watchers.withLock({ $0 }) { task.cancel() }
         continuation.finish()
     }
