@@ -24,9 +24,9 @@ enum BlueZServer {
         let objects = connection.objects
         objects.style = .bluez
         let host = SimHost(world: SimWorld(scenario: scenario, experimental: experimental))
-        let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental)
-        let sockets = AcquiredSockets()
         let local = LocalInterfaces(host: host, connection: connection)
+        let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental, local: local)
+        let sockets = AcquiredSockets()
         let gatt = GattInterfaces(host: host, sockets: sockets, local: local)
         host.setEmitter { signals in
             for signal in signals {
@@ -35,7 +35,9 @@ enum BlueZServer {
                     continue
                 }
                 DBusMapping.apply(signal, to: objects, sockets: sockets) { path, name, properties in
-                    if let built = try gatt.interface(name, path: path, properties: properties) {
+                    if name == BlueZInterface.battery {
+                        try objects.addInterface(interfaces.battery(properties: properties), at: ObjectPath(path))
+                    } else if let built = try gatt.interface(name, path: path, properties: properties) {
                         try objects.export(ObjectPath(path), interfaces: [built])
                     } else {
                         try objects.export(

@@ -66,6 +66,8 @@ enum DBusMapping {
                 break  // the server calls Release itself
             case .interfacesAdded(let path, let interfaces):
                 for interface in interfaces { try export(path, interface.name, interface.properties) }
+            case .interfacesRemoved(let path, let interfaces) where interfaces == [BlueZInterface.battery]:
+                try objects.removeInterface(BlueZInterface.battery, at: ObjectPath(path))
             case .interfacesRemoved(let path, _):
                 try objects.unexport(ObjectPath(path))
             case .propertiesChanged(let path, let interface, let changed, let invalidated):

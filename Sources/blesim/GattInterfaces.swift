@@ -113,26 +113,51 @@ struct GattInterfaces: Sendable {
 
     private func acquire(_ kind: AcquiredSockets.Kind, path: String, owner: String) throws -> [DBusValue] {
         let host = self.host
-        let mtu = try run { () throws(BlueZError) in
-            try host.world { world, _ throws(BlueZError) in
-                kind == .notify ? try world.acquireNotify(path: path, owner: owner) : try world.acquireWrite(path: path)
+        let release: @Sendable () -> Void = {
+            host.update { world, _ in kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path)
             }
+        }
+        // An AcquireNotify writes the peer's CCC like StartNotify: a local application is told.
+        var mtu: UInt16 = 0
+        try subscribing(path, start: true) {
+            mtu = try run { () throws(BlueZError) in
+                try host.world { world, _ throws(BlueZError) in
+                    kind == .notify
+                        ? try world.acquireNotify(path: path, owner: owner) : try world.acquireWrite(path: path)
+                }
+            }
+        }
+        // Packets on an AcquireWrite socket are write commands; to a local application they are
+        // its WriteValue (or its own AcquireWrite socket), in order.
+        let target = kind == .write ? host.read({ $0.localTarget(remotePath: path) }) : nil
+        let local = self.local
+        let writes = target.map { (attribute, central, mtu) -> AsyncStream<[UInt8]>.Continuation in
+            let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
+            Task {
+                for await bytes in stream {
+                    _ = await local.call(attribute, write: bytes, offset: 0, mtu: mtu, central: central)
+                }
+            }
+            return continuation
         }
         let theirs = sockets.open(
             kind, path: path,
             onPacket: { bytes in
-                host.update { world, _ in
-                    world.socketWrite(path: path, bytes); return []
+                if let writes {
+                    writes.yield(bytes)
+                } else {
+                    host.update { world, _ in
+                        world.socketWrite(path: path, bytes); return []
+                    }
                 }
             },
-            onClose: {
-                host.update { world, _ in
-                    kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path)
-                }
+            onClose: { [self] in
+                writes?.finish()
+                try? subscribing(path, start: false) { release() }
             })
         guard let theirs else {
-            host.update { world, _ in kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path)
-            }
+            writes?.finish()
+            try? subscribing(path, start: false) { release() }
             throw DBusMapping.error(BluetoothdError.failed("Failed to create socket"))
         }
         return [.unixFD(UnixFD(owning: theirs)), .uint16(mtu)]
@@ -166,25 +191,24 @@ struct GattInterfaces: Sendable {
 
     /// The Device1 path the peripheral's bluetoothd would give the central of `operation`.
     private static func centralPath(_ world: SimWorld, _ operation: GATTOperation) -> String {
-        guard
-            let peripheral = world.localPeripherals.first(where: {
-                $0.value.device
-                    == world.links[
-                        LinkKey(adapter: operation.adapter, address: operation.address)]?.device
-            })?.key
-        else { return "/" }
-        return world.adapters[peripheral].devicePath(world.adapters[operation.adapter].spec.address)
+        world.centralView(adapter: operation.adapter, address: operation.address)?.central ?? "/"
     }
 
-    /// Runs a StartNotify/StopNotify and tells a local application when the link's
-    /// subscription turns on (StartNotify on each enabling) or the last one turns off.
+    /// Runs a StartNotify/StopNotify/AcquireNotify (or its release) and tells a local
+    /// application when the link's subscription turns on (on each enabling) or the last one
+    /// turns off.
     private func subscribing(_ path: String, start: Bool, _ body: () throws -> Void) throws {
         let before = host.read { $0.localCharacteristic(remotePath: path) }
+        let target = host.read { $0.localTarget(remotePath: path) }
         try body()
         guard let (attribute, was) = before, let now = host.read({ $0.localCharacteristic(remotePath: path) })?.1
         else { return }
-        if start && now > was { local.notifyChanged(attribute, start: true) }
-        if !start && now == 0 && was > 0 { local.notifyChanged(attribute, start: false) }
+        let central = target?.central ?? "/"
+        let mtu = target?.mtu ?? 23
+        if start && now > was { local.subscriptionChanged(attribute, start: true, central: central, mtu: mtu) }
+        if !start && now == 0 && was > 0 {
+            local.subscriptionChanged(attribute, start: false, central: central, mtu: mtu)
+        }
     }
 
     /// The options of ReadValue/WriteValue as gatt-client.c's `parse_options` reads them:

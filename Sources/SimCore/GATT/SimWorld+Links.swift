@@ -79,11 +79,16 @@ extension SimWorld {
         link.connected = true
         link.mtu = mtu
         links[key] = link
-        return [
+        var batches = [
             Batch(
                 adapter: adapter,
                 events: [.deviceChanged(address, changed: [Property("Connected", .bool(true))], invalidated: [])])
         ]
+        if let peripheral = peripheralAdapter(ofDevice: index), peripheral != adapter {
+            let spec = adapters[adapter].spec
+            batches += centralArrived(peripheral: peripheral, address: spec.address, addressType: spec.addressType)
+        }
+        return batches
     }
 
     /// Service discovery finished: the GATT objects appear (first connection only; bluetoothd
@@ -117,7 +122,12 @@ extension SimWorld {
         }
         adapters[adapter].devices[address] = device
         events.append(.deviceChanged(address, changed: changed, invalidated: []))
-        return [Batch(adapter: adapter, events: events)]
+        var batches = [Batch(adapter: adapter, events: events)]
+        if let peripheral = peripheralAdapter(ofDevice: link.device), peripheral != adapter {
+            batches += centralResolved(
+                peripheral: peripheral, address: adapters[adapter].spec.address, services: servedUUIDs(of: adapter))
+        }
+        return batches + batteryProbe(adapter: adapter, address: address)
     }
 
     private func mtuEvents(_ server: GATTServer, _ devicePath: String, _ link: GATTLink) -> [AdapterEvent] {
@@ -155,7 +165,11 @@ extension SimWorld {
         let key = LinkKey(adapter: adapter, address: address)
         guard adapters.indices.contains(adapter), var device = adapters[adapter].devices[address], device.connected
         else { return [] }
-        var events: [AdapterEvent] = []
+        var events = batteryLost(key)
+        var central: [Batch] = []
+        if let link = links[key], let peripheral = peripheralAdapter(ofDevice: link.device), peripheral != adapter {
+            central = centralLeft(peripheral: peripheral, address: adapters[adapter].spec.address)
+        }
         if var link = links[key] {
             let devicePath = adapters[adapter].devicePath(address)
             if let server = servers[link.device] {
@@ -206,7 +220,7 @@ extension SimWorld {
         device.connected = false
         adapters[adapter].devices[address] = device
         events.append(.deviceChanged(address, changed: [Property("Connected", .bool(false))], invalidated: []))
-        return [Batch(adapter: adapter, events: events)]
+        return [Batch(adapter: adapter, events: events)] + central
     }
 
     /// Every live link of device `address`, on any adapter.
@@ -276,7 +290,7 @@ extension SimWorld {
             let path = GATTObjects.characteristicPath(
                 valueHandle: valueHandle, devicePath: adapters[key.adapter].devicePath(key.address), in: server)
         else { return [] }
-        var events: [AdapterEvent] = []
+        var events = batteryNotified(key, valueHandle, value)
         if link.notifyAcquired[valueHandle] != nil { events.append(.socketNotification(path: path, value: value)) }
         if link.isNotifying(valueHandle) {
             link.cache[valueHandle] = value
