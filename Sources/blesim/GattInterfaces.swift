@@ -77,21 +77,17 @@ struct GattInterfaces: Sendable {
     private func characteristicMethods(_ path: String) throws -> [ExportedMethod] {
         try valueMethods(path) + [
             ExportedMethod("StartNotify", in: "", out: "") { call in
-                try subscribing(path, start: true) {
-                    try run { () throws(BlueZError) in
-                        try host.world { world, _ throws(BlueZError) in
-                            ((), try world.startNotify(path: path, owner: call.sender))
-                        }
+                try run { () throws(BlueZError) in
+                    try subscribing(path, start: true) { world throws(BlueZError) in
+                        ((), try world.startNotify(path: path, owner: call.sender))
                     }
                 }
                 return []
             },
             ExportedMethod("StopNotify", in: "", out: "") { call in
-                try subscribing(path, start: false) {
-                    try run { () throws(BlueZError) in
-                        try host.world { world, _ throws(BlueZError) in
-                            ((), try world.stopNotify(path: path, owner: call.sender))
-                        }
+                try run { () throws(BlueZError) in
+                    try subscribing(path, start: false) { world throws(BlueZError) in
+                        ((), try world.stopNotify(path: path, owner: call.sender))
                     }
                 }
                 return []
@@ -112,19 +108,15 @@ struct GattInterfaces: Sendable {
     }
 
     private func acquire(_ kind: AcquiredSockets.Kind, path: String, owner: String) throws -> [DBusValue] {
-        let host = self.host
-        let release: @Sendable () -> Void = {
-            host.update { world, _ in kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path)
+        let release: @Sendable () -> Void = { [self] in
+            try? subscribing(path, start: false) { world throws(BlueZError) in
+                ((), kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path))
             }
         }
         // An AcquireNotify writes the peer's CCC like StartNotify: a local application is told.
-        var mtu: UInt16 = 0
-        try subscribing(path, start: true) {
-            mtu = try run { () throws(BlueZError) in
-                try host.world { world, _ throws(BlueZError) in
-                    kind == .notify
-                        ? try world.acquireNotify(path: path, owner: owner) : try world.acquireWrite(path: path)
-                }
+        let mtu = try run { () throws(BlueZError) in
+            try subscribing(path, start: true) { world throws(BlueZError) in
+                kind == .notify ? try world.acquireNotify(path: path, owner: owner) : try world.acquireWrite(path: path)
             }
         }
         // Packets on an AcquireWrite socket are write commands; to a local application they are
@@ -151,13 +143,13 @@ struct GattInterfaces: Sendable {
                     }
                 }
             },
-            onClose: { [self] in
+            onClose: {
                 writes?.finish()
-                try? subscribing(path, start: false) { release() }
+                release()
             })
         guard let theirs else {
             writes?.finish()
-            try? subscribing(path, start: false) { release() }
+            release()
             throw DBusMapping.error(BluetoothdError.failed("Failed to create socket"))
         }
         return [.unixFD(UnixFD(owning: theirs)), .uint16(mtu)]
@@ -194,20 +186,25 @@ struct GattInterfaces: Sendable {
         world.centralView(adapter: operation.adapter, address: operation.address)?.central ?? "/"
     }
 
-    /// Runs a StartNotify/StopNotify/AcquireNotify (or its release) and tells a local
-    /// application when the link's subscription turns on (on each enabling) or the last one
-    /// turns off.
-    private func subscribing(_ path: String, start: Bool, _ body: () throws -> Void) throws {
-        let before = host.read { $0.localCharacteristic(remotePath: path) }
-        let target = host.read { $0.localTarget(remotePath: path) }
-        try body()
-        guard let (attribute, was) = before, let now = host.read({ $0.localCharacteristic(remotePath: path) })?.1
-        else { return }
-        let central = target?.central ?? "/"
-        let mtu = target?.mtu ?? 23
-        if start && now > was { local.subscriptionChanged(attribute, start: true, central: central, mtu: mtu) }
-        if !start && now == 0 && was > 0 {
-            local.subscriptionChanged(attribute, start: false, central: central, mtu: mtu)
+    /// Runs a StartNotify/StopNotify/AcquireNotify (or its release) on the world and, under the
+    /// same lock (so concurrent subscriptions are seen in order), tells a local application when
+    /// the link's subscription turns on (on each enabling) or the last one turns off.
+    private func subscribing<R: Sendable>(
+        _ path: String, start: Bool, _ operation: (inout SimWorld) throws(BlueZError) -> (R, [SimWorld.Batch])
+    ) throws(BlueZError) -> R {
+        let local = self.local
+        return try host.world { world, _ throws(BlueZError) in
+            let before = world.localCharacteristic(remotePath: path)
+            let target = world.localTarget(remotePath: path)
+            let (result, batches) = try operation(&world)
+            if let (attribute, was) = before {
+                let now = world.localCharacteristic(remotePath: path)?.subscribers ?? 0
+                if (start && now > was) || (!start && now == 0 && was > 0) {
+                    local.subscriptionChanged(
+                        attribute, start: start, central: target?.central ?? "/", mtu: target?.mtu ?? 23)
+                }
+            }
+            return (result, batches)
         }
     }
 

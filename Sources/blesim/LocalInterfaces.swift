@@ -363,14 +363,11 @@ final class LocalInterfaces: Sendable {
         }
     }
 
-    /// Calls the application characteristic's StartNotify or StopNotify (no arguments; the
-    /// reply is not waited for, as bluetoothd does on a CCC write).
+    /// Calls the application characteristic's StartNotify or StopNotify (no arguments; no reply
+    /// wanted, as bluetoothd does on a CCC write). Sent at once, so calls keep their order.
     func notifyChanged(_ attribute: LocalAttribute, start: Bool) {
-        let connection = self.connection
-        Task {
-            _ = try? await connection.call(
-                destination: attribute.owner, path: ObjectPath(attribute.path),
-                interface: BlueZInterface.gattCharacteristic, member: start ? "StartNotify" : "StopNotify")
-        }
+        try? connection.callNoReply(
+            destination: attribute.owner, path: ObjectPath(attribute.path),
+            interface: BlueZInterface.gattCharacteristic, member: start ? "StartNotify" : "StopNotify")
     }
 }
