@@ -79,6 +79,16 @@ final class AcquiredSockets: Sendable {
         }
     }
 
+    /// Whether the client has already closed its end of the `kind` socket of `path` (its reader
+    /// may not have seen the end of file yet).
+    func peerClosed(_ kind: Kind, path: String) -> Bool {
+        sockets.withLock { table in
+            guard let fd = table[Self.key(kind, path)] else { return false }
+            var poller = pollfd(fd: fd, events: 0, revents: 0)
+            return poll(&poller, 1, 0) == 1 && poller.revents & Int16(POLLHUP) != 0
+        }
+    }
+
     /// Sends `value` as one packet on the notify socket of `path`, if there is one (a full or
     /// gone socket drops it, as a congested link would).
     func send(_ value: [UInt8], path: String) {

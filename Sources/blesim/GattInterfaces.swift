@@ -77,6 +77,7 @@ struct GattInterfaces: Sendable {
     private func characteristicMethods(_ path: String) throws -> [ExportedMethod] {
         try valueMethods(path) + [
             ExportedMethod("StartNotify", in: "", out: "") { call in
+                releaseClosedSocket(path)
                 try run { () throws(BlueZError) in
                     try subscribing(path, start: true) { world throws(BlueZError) in
                         ((), try world.startNotify(path: path, owner: call.sender))
@@ -96,7 +97,8 @@ struct GattInterfaces: Sendable {
                 "AcquireNotify", inputs: [DBusArgument("options", try DBusType("a{sv}"))],
                 outputs: [DBusArgument("fd", .unixFD), DBusArgument("mtu", .uint16)]
             ) { call in
-                try acquire(.notify, path: path, owner: call.sender)
+                releaseClosedSocket(path)
+                return try acquire(.notify, path: path, owner: call.sender)
             },
             try ExportedMethod(
                 "AcquireWrite", inputs: [DBusArgument("options", try DBusType("a{sv}"))],
@@ -105,6 +107,14 @@ struct GattInterfaces: Sendable {
                 try acquire(.write, path: path, owner: call.sender)
             },
         ]
+    }
+
+    /// A client that closed its AcquireNotify socket and then subscribes again must find the
+    /// socket released: the close comes first for it, even when the socket's reader has not
+    /// seen the end of file yet (the reader's own release then finds nothing to do).
+    private func releaseClosedSocket(_ path: String) {
+        guard sockets.peerClosed(.notify, path: path) else { return }
+        try? subscribing(path, start: false) { world throws(BlueZError) in ((), world.releaseNotify(path: path)) }
     }
 
     private func acquire(_ kind: AcquiredSockets.Kind, path: String, owner: String) throws -> [DBusValue] {
