@@ -34,6 +34,10 @@ enum BlueZServer {
                     local.release(owner: owner, path: path)
                     continue
                 }
+                if case .applicationUnsubscribed(let owner, let path) = signal {
+                    local.unsubscribed(owner: owner, path: path)
+                    continue
+                }
                 DBusMapping.apply(signal, to: objects, sockets: sockets) { path, name, properties in
                     if name == BlueZInterface.battery {
                         try objects.addInterface(interfaces.battery(properties: properties), at: ObjectPath(path))

@@ -62,8 +62,8 @@ enum DBusMapping {
             switch signal {
             case .socketNotification(let path, let value):
                 sockets.send(value, path: path)
-            case .advertisementReleased:
-                break  // the server calls Release itself
+            case .advertisementReleased, .applicationUnsubscribed:
+                break  // the server calls the application itself
             case .interfacesAdded(let path, let interfaces):
                 for interface in interfaces { try export(path, interface.name, interface.properties) }
             case .interfacesRemoved(let path, let interfaces) where interfaces == [BlueZInterface.battery]:

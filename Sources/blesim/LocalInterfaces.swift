@@ -363,6 +363,13 @@ final class LocalInterfaces: Sendable {
         }
     }
 
+    /// The last subscribed central's link went down: the application stops (its AcquireNotify
+    /// socket closed, else StopNotify).
+    func unsubscribed(owner: String, path: String) {
+        let attribute = LocalAttribute(owner: owner, path: path, isCharacteristic: true)
+        subscriptionChanged(attribute, start: false, central: "/", mtu: 23)
+    }
+
     /// Calls the application characteristic's StartNotify or StopNotify (no arguments; no reply
     /// wanted, as bluetoothd does on a CCC write). Sent at once, so calls keep their order.
     func notifyChanged(_ attribute: LocalAttribute, start: Bool) {

@@ -183,6 +183,26 @@ struct ApplicationBridgeTests {
     }
 
     @Test(
+        "a central's link going down ends its subscriptions at the application: StopNotify, or its AcquireNotify socket closed",
+        .enabled(if: available))
+    func linkLossUnsubscribes() async throws {
+        let bench = try await Bench.start()
+        try await bench.connect()
+        let pulse = try await bench.characteristic(Self.uuid(2))
+        let stream = try await bench.characteristic(Self.uuid(3))
+        _ = try await bench.client.call(pulse, BlueZClient.characteristic, "StartNotify")
+        _ = try await bench.client.call(stream, BlueZClient.characteristic, "StartNotify")
+        #expect(try bench.appSays { $0.hasPrefix("AcquireNotify stream") } != nil, "\(bench.app.transcript)")
+        #expect(bench.app.transcript.contains("StartNotify pulse"))
+        #expect(bench.app.transcript.contains("StartNotify battery"))
+        _ = try await bench.client.call(bench.peripheral, "org.bluez.Device1", "Disconnect")
+        var wanted: Set<String> = ["StopNotify pulse", "stream socket closed", "StopNotify battery"]
+        while !wanted.isEmpty, let line = try bench.appSays({ wanted.contains($0) }) { wanted.remove(line) }
+        #expect(wanted.isEmpty, "\(bench.app.transcript)")
+        _ = bench.sim
+    }
+
+    @Test(
         "an indicate-only application characteristic is indicated to a subscribed central and each confirmation calls the application's Confirm",
         .enabled(if: available))
     func indicationsAreConfirmed() async throws {

@@ -165,11 +165,17 @@ extension SimWorld {
         let key = LinkKey(adapter: adapter, address: address)
         guard adapters.indices.contains(adapter), var device = adapters[adapter].devices[address], device.connected
         else { return [] }
-        var events = batteryLost(key)
         var central: [Batch] = []
-        if let link = links[key], let peripheral = peripheralAdapter(ofDevice: link.device), peripheral != adapter {
-            central = centralLeft(peripheral: peripheral, address: adapters[adapter].spec.address)
+        var subscribed: [UInt16] = []
+        if let link = links[key], let peripheral = peripheralAdapter(ofDevice: link.device) {
+            if peripheral != adapter {
+                central = centralLeft(peripheral: peripheral, address: adapters[adapter].spec.address)
+            }
+            let handles = Set(link.notifyClients.keys).union(link.notifyAcquired.keys)
+                .union(link.batterySubscribed ? link.battery.map { [$0] } ?? [] : [])
+            subscribed = handles.filter { link.isSubscribed($0) }.sorted()
         }
+        var events = batteryLost(key)
         if var link = links[key] {
             let devicePath = adapters[adapter].devicePath(address)
             if let server = servers[link.device] {
@@ -220,6 +226,9 @@ extension SimWorld {
         device.connected = false
         adapters[adapter].devices[address] = device
         events.append(.deviceChanged(address, changed: [Property("Connected", .bool(false))], invalidated: []))
+        if let device = links[key]?.device, let peripheral = peripheralAdapter(ofDevice: device) {
+            events += unsubscribed(subscribed, peripheral: peripheral)
+        }
         return [Batch(adapter: adapter, events: events)] + central
     }
 

@@ -85,6 +85,19 @@ public struct LocalAttribute: Sendable, Equatable {
     /// an indicate-only characteristic, 0x0001 when it can notify), so each confirmation is the
     /// application's `Confirm`.
     public var indicates = false
+
+    /// An attribute of `owner` at `path`.
+    public init(
+        owner: String, path: String, isCharacteristic: Bool, offersAcquireNotify: Bool = false,
+        offersAcquireWrite: Bool = false, indicates: Bool = false
+    ) {
+        self.owner = owner
+        self.path = path
+        self.isCharacteristic = isCharacteristic
+        self.offersAcquireNotify = offersAcquireNotify
+        self.offersAcquireWrite = offersAcquireWrite
+        self.indicates = indicates
+    }
 }
 
 /// An adapter's peripheral role: the device standing for it in the air, its applications and

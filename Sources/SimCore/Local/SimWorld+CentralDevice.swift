@@ -60,6 +60,20 @@ extension SimWorld {
         return [Batch(adapter: peripheral, events: events)]
     }
 
+    /// The application characteristics among `handles` (value handles of `peripheral`'s
+    /// database) that no central subscribes any more, as events telling their applications.
+    func unsubscribed(_ handles: [UInt16], peripheral: Int) -> [AdapterEvent] {
+        guard let local = localPeripherals[peripheral] else { return [] }
+        return handles.compactMap { handle in
+            guard let attribute = local.attributes[handle],
+                !links.values.contains(where: { $0.device == local.device && $0.connected && $0.isSubscribed(handle) }),
+                !(virtualCentral.connected.contains(peripheral)
+                    && virtualCentral.subscribed[peripheral]?.contains(handle) == true)
+            else { return nil }
+            return .applicationUnsubscribed(owner: attribute.owner, path: attribute.path)
+        }
+    }
+
     /// The adapter whose peripheral role is the virtual device `index` (nil for scenario devices).
     func peripheralAdapter(ofDevice index: Int) -> Int? {
         localPeripherals.first { $0.value.device == index }?.key

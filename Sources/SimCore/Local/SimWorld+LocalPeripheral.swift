@@ -50,11 +50,12 @@ extension SimWorld {
     }
 
     private mutating func install(_ local: LocalPeripheral, adapter: Int) -> [Batch] {
+        // Links drop against the old database (its applications are told their subscriptions end).
+        let batches = dropLinks(to: local.device) + virtualLinkLost(adapter: adapter)
         var local = local
         let (server, attributes) = local.database()
         local.attributes = attributes
         localPeripherals[adapter] = local
-        let batches = dropLinks(to: local.device) + virtualLinkLost(adapter: adapter)
         if local.applications.isEmpty {
             servers[local.device] = nil
             devices[local.device].gatt = nil
