@@ -13,6 +13,11 @@ final class LocalInterfaces: Sendable {
     /// The sockets applications handed out through their AcquireNotify / AcquireWrite, by
     /// `socketKey` (bluetoothd's `notify_io` / `write_io` per characteristic).
     private let appSockets = AcquiredSockets()
+    /// Application AcquireWrite calls awaiting their reply, by `socketKey`: writes arriving
+    /// meanwhile wait for it (gatt-database.c queues them in `pending_writes`).
+    private let writeAcquisitions = Mutex<[String: Task<Result<Void, ATTError>?, Never>]>([:])
+    /// Application AcquireNotify calls awaiting their reply, by `socketKey`.
+    private let acquiring = Mutex<Set<String>>([])
 
     init(host: SimHost, connection: DBusConnection) {
         self.host = host
@@ -276,6 +281,26 @@ final class LocalInterfaces: Sendable {
     ) async -> Result<[UInt8], ATTError>? {
         let key = Self.socketKey(.write, attribute)
         if appSockets.send(value, key: key) { return .success([]) }
+        let (acquisition, first) = writeAcquisitions.withLock { table in
+            if let running = table[key] { return (running, false) }
+            let task = Task { await acquireWrite(attribute, key: key, mtu: mtu, central: central) }
+            table[key] = task
+            return (task, true)
+        }
+        let outcome = await acquisition.value
+        if first { _ = writeAcquisitions.withLock { $0.removeValue(forKey: key) } }
+        switch outcome {
+        case .success?: return appSockets.send(value, key: key) ? .success([]) : nil
+        case .failure(let error)?: return .failure(error)
+        case nil: return nil
+        }
+    }
+
+    /// Calls the application's AcquireWrite and keeps its socket under `key`: nil when the reply
+    /// is unusable or an unlikely error (bluetoothd then writes with WriteValue).
+    private func acquireWrite(
+        _ attribute: LocalAttribute, key: String, mtu: UInt16, central: String
+    ) async -> Result<Void, ATTError>? {
         do {
             let reply = try await connection.call(
                 destination: attribute.owner, path: ObjectPath(attribute.path),
@@ -285,7 +310,7 @@ final class LocalInterfaces: Sendable {
                 return nil
             }
             appSockets.adopt(raw, key: key, onPacket: { _ in }, onClose: {})
-            return appSockets.send(value, key: key) ? .success([]) : nil
+            return .success(())
         } catch let error as DBusError {
             let bluez = BlueZError(BlueZError.Name(rawValue: error.name.rawValue), error.message)
             let ecode = BlueZATTErrorMapping.attError(fromApplicationError: bluez, access: .write)
@@ -330,12 +355,18 @@ final class LocalInterfaces: Sendable {
             return
         }
         if start && appSockets.contains(key: key) { return }
+        // While the application's AcquireNotify is unanswered bluetoothd has not counted the
+        // subscription yet: a disabling then calls nothing (and the socket, once it comes,
+        // stays), an enabling makes no second call.
+        if acquiring.withLock({ $0.contains(key) }) { return }
         guard start, attribute.offersAcquireNotify else {
             notifyChanged(attribute, start: start)
             return
         }
+        acquiring.withLock { _ = $0.insert(key) }
         let connection = self.connection
         Task {
+            defer { acquiring.withLock { _ = $0.remove(key) } }
             do {
                 let reply = try await connection.call(
                     destination: attribute.owner, path: ObjectPath(attribute.path),

@@ -193,6 +193,9 @@ struct ApplicationBridgeTests {
         _ = try await bench.client.call(pulse, BlueZClient.characteristic, "StartNotify")
         _ = try await bench.client.call(stream, BlueZClient.characteristic, "StartNotify")
         #expect(try bench.appSays { $0.hasPrefix("AcquireNotify stream") } != nil, "\(bench.app.transcript)")
+        // Packets from the application's socket arrive: blesim holds the socket.
+        #expect(
+            await bench.client.log.wait(until: { BlueZClient.values($0, stream).contains { $0.first == 0x10 } }))
         #expect(bench.app.transcript.contains("StartNotify pulse"))
         #expect(bench.app.transcript.contains("StartNotify battery"))
         _ = try await bench.client.call(bench.peripheral, "org.bluez.Device1", "Disconnect")
