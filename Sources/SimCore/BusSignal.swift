@@ -22,6 +22,8 @@ public enum BusSignal: Sendable, Equatable {
     case socketNotification(path: String, value: [UInt8])
     /// Not a signal: a call of LEAdvertisement1.Release on `owner`'s object at `path`.
     case advertisementReleased(owner: String, path: String)
+    /// Not a signal: the application characteristic `path` of `owner` has no subscriber left.
+    case applicationUnsubscribed(owner: String, path: String)
 
     public static func == (lhs: BusSignal, rhs: BusSignal) -> Bool {
         switch (lhs, rhs) {
@@ -33,6 +35,8 @@ public enum BusSignal: Sendable, Equatable {
             p1 == p2 && f1 == f2 && c1 == c2 && v1 == v2
         case (.socketNotification(let p1, let v1), .socketNotification(let p2, let v2)): p1 == p2 && v1 == v2
         case (.advertisementReleased(let o1, let p1), .advertisementReleased(let o2, let p2)): o1 == o2 && p1 == p2
+        case (.applicationUnsubscribed(let o1, let p1), .applicationUnsubscribed(let o2, let p2)):
+            o1 == o2 && p1 == p2
         default: false
         }
     }
@@ -68,6 +72,8 @@ extension SimWorld.Batch {
                 .socketNotification(path: path, value: value)
             case .advertisementReleased(let owner, let path):
                 .advertisementReleased(owner: owner, path: path)
+            case .applicationUnsubscribed(let owner, let path):
+                .applicationUnsubscribed(owner: owner, path: path)
             }
         }
     }

@@ -65,4 +65,9 @@ public enum AdapterEvent: Sendable, Equatable {
     /// Not a signal: bluetoothd removed the advertisement `owner` registered at `path` (timeout,
     /// power off), so it calls the advertisement's Release.
     case advertisementReleased(owner: String, path: String)
+    /// Not a signal: the last central subscribed to the application characteristic `path` of
+    /// `owner` went away with its link (bluetoothd clears an unbonded device's CCC state on
+    /// disconnect), so the application is told to stop (StopNotify, or its AcquireNotify socket
+    /// closed).
+    case applicationUnsubscribed(owner: String, path: String)
 }

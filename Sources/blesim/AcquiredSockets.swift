@@ -42,6 +42,53 @@ final class AcquiredSockets: Sendable {
         return pair[1]
     }
 
+    /// Follows a socket an application handed out (its AcquireNotify / AcquireWrite reply), under
+    /// `key`: `onPacket` gets each packet, `onClose` runs once it is closed by either side.
+    func adopt(
+        _ fd: Int32, key: String, onPacket: @escaping @Sendable ([UInt8]) -> Void,
+        onClose: @escaping @Sendable () -> Void
+    ) {
+        sockets.withLock { $0[key] = fd }
+        let reader = Reader(fd: fd, onPacket: onPacket) { [self] in
+            sockets.withLock { table in
+                if table[key] == fd { table[key] = nil }
+            }
+            Glibc.close(fd)
+            onClose()
+        }
+        reader.start()
+    }
+
+    /// Whether a socket is open under `key`.
+    func contains(key: String) -> Bool { sockets.withLock { $0[key] != nil } }
+
+    /// Sends `value` as one packet on the socket under `key` (as bluetoothd's `sock_io_send`);
+    /// false when there is none or the send failed.
+    func send(_ value: [UInt8], key: String) -> Bool {
+        sockets.withLock { table in
+            guard let fd = table[key] else { return false }
+            let sent = value.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            return sent >= 0
+        }
+    }
+
+    /// Shuts the socket under `key` down (the other side sees end of file; `onClose` follows).
+    func shut(key: String) {
+        sockets.withLock { table in
+            if let fd = table[key] { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// Whether the client has already closed its end of the `kind` socket of `path` (its reader
+    /// may not have seen the end of file yet).
+    func peerClosed(_ kind: Kind, path: String) -> Bool {
+        sockets.withLock { table in
+            guard let fd = table[Self.key(kind, path)] else { return false }
+            var poller = pollfd(fd: fd, events: 0, revents: 0)
+            return poll(&poller, 1, 0) == 1 && poller.revents & Int16(POLLHUP) != 0
+        }
+    }
+
     /// Sends `value` as one packet on the notify socket of `path`, if there is one (a full or
     /// gone socket drops it, as a congested link would).
     func send(_ value: [UInt8], path: String) {

@@ -8,6 +8,8 @@ struct BlueZInterfaces: Sendable {
     let host: SimHost
     let objects: ObjectServer
     let experimental: Bool
+    /// The adapters' peripheral role (the battery plugin reads a local application's level).
+    let local: LocalInterfaces
 
     /// Device1 property types (bluetoothd's `device_properties` table).
     static let deviceTypes: [(String, String, ExportedProperty.Access)] = [
@@ -156,6 +158,17 @@ struct BlueZInterfaces: Sendable {
     // MARK: Device1
 
     /// Device1 at `path` (called with the host's lock held: builds handlers, calls nothing).
+    /// `org.bluez.Battery1` (battery.c's table: `Percentage`, and `Source` only with
+    /// `--experimental`, as its flag says).
+    func battery(properties: [Property]) throws -> ExportedInterface {
+        let values = Dictionary(properties.map { ($0.name, DBusMapping.value($0.value)) }, uniquingKeysWith: { $1 })
+        var declared = [try ExportedProperty("Percentage", type: .byte, access: .read, value: values["Percentage"])]
+        if experimental {
+            declared.append(try ExportedProperty("Source", type: .string, access: .read, value: values["Source"]))
+        }
+        return try ExportedInterface(BlueZInterface.battery, methods: [], properties: declared)
+    }
+
     func device(path: String, properties: [Property]) throws -> ExportedInterface {
         let values = Dictionary(properties.map { ($0.name, DBusMapping.value($0.value)) }, uniquingKeysWith: { $1 })
         let types = Self.deviceTypes + (experimental ? Self.experimentalDeviceTypes : [])
@@ -253,8 +266,10 @@ struct BlueZInterfaces: Sendable {
             host.update { world, _ in world.completeConnect(adapter: adapter, address: address) }
             call.flushSignals()
             let host = self.host
+            let local = self.local
             call.afterReply {
                 host.update { world, _ in world.resolveServices(adapter: adapter, address: address) }
+                local.probeBattery(adapter: adapter, address: address)
             }
         }
     }

@@ -26,11 +26,11 @@ enum BlueZServer {
         let objects = connection.objects
         objects.style = .bluez
         let host = SimHost(world: SimWorld(scenario: scenario, experimental: experimental))
-        let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental)
-        let sockets = AcquiredSockets()
         let local = LocalInterfaces(
             host: host, connection: connection,
             advertising: AdvertisingFeatures(extended: extendedAdvertising, experimental: experimental))
+        let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental, local: local)
+        let sockets = AcquiredSockets()
         let gatt = GattInterfaces(host: host, sockets: sockets, local: local)
         host.setEmitter { signals in
             for signal in signals {
@@ -38,8 +38,14 @@ enum BlueZServer {
                     local.release(owner: owner, path: path)
                     continue
                 }
+                if case .applicationUnsubscribed(let owner, let path) = signal {
+                    local.unsubscribed(owner: owner, path: path)
+                    continue
+                }
                 DBusMapping.apply(signal, to: objects, sockets: sockets) { path, name, properties in
-                    if let built = try gatt.interface(name, path: path, properties: properties) {
+                    if name == BlueZInterface.battery {
+                        try objects.addInterface(interfaces.battery(properties: properties), at: ObjectPath(path))
+                    } else if let built = try gatt.interface(name, path: path, properties: properties) {
                         try objects.export(ObjectPath(path), interfaces: [built])
                     } else {
                         try objects.export(

@@ -62,10 +62,12 @@ enum DBusMapping {
             switch signal {
             case .socketNotification(let path, let value):
                 sockets.send(value, path: path)
-            case .advertisementReleased:
-                break  // the server calls Release itself
+            case .advertisementReleased, .applicationUnsubscribed:
+                break  // the server calls the application itself
             case .interfacesAdded(let path, let interfaces):
                 for interface in interfaces { try export(path, interface.name, interface.properties) }
+            case .interfacesRemoved(let path, let interfaces) where interfaces == [BlueZInterface.battery]:
+                try objects.removeInterface(BlueZInterface.battery, at: ObjectPath(path))
             case .interfacesRemoved(let path, _):
                 try objects.unexport(ObjectPath(path))
             case .propertiesChanged(let path, let interface, let changed, let invalidated):

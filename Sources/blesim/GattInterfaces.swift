@@ -77,21 +77,18 @@ struct GattInterfaces: Sendable {
     private func characteristicMethods(_ path: String) throws -> [ExportedMethod] {
         try valueMethods(path) + [
             ExportedMethod("StartNotify", in: "", out: "") { call in
-                try subscribing(path, start: true) {
-                    try run { () throws(BlueZError) in
-                        try host.world { world, _ throws(BlueZError) in
-                            ((), try world.startNotify(path: path, owner: call.sender))
-                        }
+                releaseClosedSocket(path)
+                try run { () throws(BlueZError) in
+                    try subscribing(path, start: true) { world throws(BlueZError) in
+                        ((), try world.startNotify(path: path, owner: call.sender))
                     }
                 }
                 return []
             },
             ExportedMethod("StopNotify", in: "", out: "") { call in
-                try subscribing(path, start: false) {
-                    try run { () throws(BlueZError) in
-                        try host.world { world, _ throws(BlueZError) in
-                            ((), try world.stopNotify(path: path, owner: call.sender))
-                        }
+                try run { () throws(BlueZError) in
+                    try subscribing(path, start: false) { world throws(BlueZError) in
+                        ((), try world.stopNotify(path: path, owner: call.sender))
                     }
                 }
                 return []
@@ -100,7 +97,8 @@ struct GattInterfaces: Sendable {
                 "AcquireNotify", inputs: [DBusArgument("options", try DBusType("a{sv}"))],
                 outputs: [DBusArgument("fd", .unixFD), DBusArgument("mtu", .uint16)]
             ) { call in
-                try acquire(.notify, path: path, owner: call.sender)
+                releaseClosedSocket(path)
+                return try acquire(.notify, path: path, owner: call.sender)
             },
             try ExportedMethod(
                 "AcquireWrite", inputs: [DBusArgument("options", try DBusType("a{sv}"))],
@@ -111,28 +109,57 @@ struct GattInterfaces: Sendable {
         ]
     }
 
+    /// A client that closed its AcquireNotify socket and then subscribes again must find the
+    /// socket released: the close comes first for it, even when the socket's reader has not
+    /// seen the end of file yet (the reader's own release then finds nothing to do).
+    private func releaseClosedSocket(_ path: String) {
+        guard sockets.peerClosed(.notify, path: path) else { return }
+        try? subscribing(path, start: false) { world throws(BlueZError) in ((), world.releaseNotify(path: path)) }
+    }
+
     private func acquire(_ kind: AcquiredSockets.Kind, path: String, owner: String) throws -> [DBusValue] {
-        let host = self.host
+        let release: @Sendable () -> Void = { [self] in
+            try? subscribing(path, start: false) { world throws(BlueZError) in
+                ((), kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path))
+            }
+        }
+        // An AcquireNotify writes the peer's CCC like StartNotify: a local application is told.
         let mtu = try run { () throws(BlueZError) in
-            try host.world { world, _ throws(BlueZError) in
+            try subscribing(path, start: true) { world throws(BlueZError) in
                 kind == .notify ? try world.acquireNotify(path: path, owner: owner) : try world.acquireWrite(path: path)
             }
+        }
+        // Packets on an AcquireWrite socket are write commands; to a local application they are
+        // its WriteValue (or its own AcquireWrite socket), in order.
+        let target = kind == .write ? host.read({ $0.localTarget(remotePath: path) }) : nil
+        let local = self.local
+        let writes = target.map { (attribute, central, mtu) -> AsyncStream<[UInt8]>.Continuation in
+            let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
+            Task {
+                for await bytes in stream {
+                    _ = await local.call(attribute, write: bytes, offset: 0, mtu: mtu, central: central)
+                }
+            }
+            return continuation
         }
         let theirs = sockets.open(
             kind, path: path,
             onPacket: { bytes in
-                host.update { world, _ in
-                    world.socketWrite(path: path, bytes); return []
+                if let writes {
+                    writes.yield(bytes)
+                } else {
+                    host.update { world, _ in
+                        world.socketWrite(path: path, bytes); return []
+                    }
                 }
             },
             onClose: {
-                host.update { world, _ in
-                    kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path)
-                }
+                writes?.finish()
+                release()
             })
         guard let theirs else {
-            host.update { world, _ in kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path)
-            }
+            writes?.finish()
+            release()
             throw DBusMapping.error(BluetoothdError.failed("Failed to create socket"))
         }
         return [.unixFD(UnixFD(owning: theirs)), .uint16(mtu)]
@@ -175,25 +202,29 @@ struct GattInterfaces: Sendable {
 
     /// The Device1 path the peripheral's bluetoothd would give the central of `operation`.
     private static func centralPath(_ world: SimWorld, _ operation: GATTOperation) -> String {
-        guard
-            let peripheral = world.localPeripherals.first(where: {
-                $0.value.device
-                    == world.links[
-                        LinkKey(adapter: operation.adapter, address: operation.address)]?.device
-            })?.key
-        else { return "/" }
-        return world.adapters[peripheral].devicePath(world.adapters[operation.adapter].spec.address)
+        world.centralView(adapter: operation.adapter, address: operation.address)?.central ?? "/"
     }
 
-    /// Runs a StartNotify/StopNotify and tells a local application when the link's
-    /// subscription turns on (StartNotify on each enabling) or the last one turns off.
-    private func subscribing(_ path: String, start: Bool, _ body: () throws -> Void) throws {
-        let before = host.read { $0.localCharacteristic(remotePath: path) }
-        try body()
-        guard let (attribute, was) = before, let now = host.read({ $0.localCharacteristic(remotePath: path) })?.1
-        else { return }
-        if start && now > was { local.notifyChanged(attribute, start: true) }
-        if !start && now == 0 && was > 0 { local.notifyChanged(attribute, start: false) }
+    /// Runs a StartNotify/StopNotify/AcquireNotify (or its release) on the world and, under the
+    /// same lock (so concurrent subscriptions are seen in order), tells a local application when
+    /// the link's subscription turns on (on each enabling) or the last one turns off.
+    private func subscribing<R: Sendable>(
+        _ path: String, start: Bool, _ operation: (inout SimWorld) throws(BlueZError) -> (R, [SimWorld.Batch])
+    ) throws(BlueZError) -> R {
+        let local = self.local
+        return try host.world { world, _ throws(BlueZError) in
+            let before = world.localCharacteristic(remotePath: path)
+            let target = world.localTarget(remotePath: path)
+            let (result, batches) = try operation(&world)
+            if let (attribute, was) = before {
+                let now = world.localCharacteristic(remotePath: path)?.subscribers ?? 0
+                if (start && now > was) || (!start && now == 0 && was > 0) {
+                    local.subscriptionChanged(
+                        attribute, start: start, central: target?.central ?? "/", mtu: target?.mtu ?? 23)
+                }
+            }
+            return (result, batches)
+        }
     }
 
     /// The options of ReadValue/WriteValue as gatt-client.c's `parse_options` reads them:

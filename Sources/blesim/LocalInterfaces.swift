@@ -12,6 +12,14 @@ final class LocalInterfaces: Sendable {
     let advertising: AdvertisingFeatures
     /// Tasks following each application's PropertiesChanged, by "owner path".
     private let watches = Mutex<[String: Task<Void, Never>]>([:])
+    /// The sockets applications handed out through their AcquireNotify / AcquireWrite, by
+    /// `socketKey` (bluetoothd's `notify_io` / `write_io` per characteristic).
+    private let appSockets = AcquiredSockets()
+    /// Application AcquireWrite calls awaiting their reply, by `socketKey`: writes arriving
+    /// meanwhile wait for it (gatt-database.c queues them in `pending_writes`).
+    private let writeAcquisitions = Mutex<[String: Task<Result<Void, ATTError>?, Never>]>([:])
+    /// Application AcquireNotify calls awaiting their reply, by `socketKey`.
+    private let acquiring = Mutex<Set<String>>([])
 
     init(
         host: SimHost, connection: DBusConnection,
@@ -89,25 +97,39 @@ final class LocalInterfaces: Sendable {
             let stream = try? await connection.signals(
                 .propertiesChanged(sender: owner, pathNamespace: try? ObjectPath(path)))
         else { return }
-        let host = self.host
         let task = Task {
             for await message in stream {
                 guard let objectPath = message.path?.description, let arguments = try? message.arguments(),
                     arguments.count >= 2, arguments[0].stringValue == BlueZInterface.gattCharacteristic,
                     let value = LocalObjectsParser.properties(arguments[1])["Value"]?.bytesValue
                 else { continue }
-                host.update { world, _ in world.localValueChanged(owner: owner, path: objectPath, value: value) }
-                let virtual = host.read { $0.virtualNotifications(owner: owner, path: objectPath) }
-                for (adapter, uuid) in virtual {
-                    try? self.connection.emitSignal(
-                        path: ObjectPath(ControlInterface.path), interface: ControlInterface.name,
-                        member: "Notification",
-                        arguments: [.string("/org/bluez/hci\(adapter)"), .string(uuid.uuidString), .bytes(value)])
-                }
+                self.deliver(owner: owner, path: objectPath, value: value)
             }
         }
         watches.withLock {
             $0[owner + " " + path]?.cancel(); $0[owner + " " + path] = task
+        }
+    }
+
+    /// A new value of the application characteristic `path` (a Value change, or a packet on its
+    /// AcquireNotify socket): a notification or indication to every subscribed central, the
+    /// virtual one included; each indication's confirmation becomes a call of the application's
+    /// `Confirm` (gatt-database.c's `conf_cb`).
+    func deliver(owner: String, path: String, value: [UInt8]) {
+        host.update { world, _ in world.localValueChanged(owner: owner, path: path, value: value) }
+        let (virtual, confirmations) = host.read {
+            ($0.virtualNotifications(owner: owner, path: path), $0.localConfirmations(owner: owner, path: path))
+        }
+        for (adapter, uuid) in virtual {
+            try? connection.emitSignal(
+                path: ObjectPath(ControlInterface.path), interface: ControlInterface.name,
+                member: "Notification",
+                arguments: [.string("/org/bluez/hci\(adapter)"), .string(uuid.uuidString), .bytes(value)])
+        }
+        for _ in 0..<confirmations {
+            try? connection.callNoReply(
+                destination: owner, path: ObjectPath(path), interface: BlueZInterface.gattCharacteristic,
+                member: "Confirm")
         }
     }
 
@@ -212,18 +234,20 @@ final class LocalInterfaces: Sendable {
         }
     }
 
-    /// Calls the application attribute's ReadValue (`write` nil) or WriteValue.
+    /// Calls the application attribute's ReadValue (`write` nil) or WriteValue; a write to a
+    /// characteristic that offers AcquireWrite goes through its socket instead (acquired first).
     func call(
         _ attribute: LocalAttribute, write: [UInt8]?, offset: Int, mtu: UInt16, central: String
     ) async -> Result<[UInt8], ATTError> {
+        if let write, attribute.offersAcquireWrite, attribute.isCharacteristic,
+            let result = await writeThroughSocket(attribute, write, mtu: mtu, central: central)
+        {
+            return result
+        }
         let access: BlueZATTErrorMapping.Access = write == nil ? .read : .write
-        var options: [(key: DBusValue, value: DBusValue)] = []
-        if let device = try? ObjectPath(central) { options.append((.string("device"), .variant(.objectPath(device)))) }
-        options += [(.string("mtu"), .variant(.uint16(mtu))), (.string("link"), .variant(.string("LE")))]
-        if offset > 0 { options.append((.string("offset"), .variant(.uint16(UInt16(offset))))) }
         let member = write == nil ? "ReadValue" : "WriteValue"
         var arguments: [DBusValue] = write.map { [.bytes($0)] } ?? []
-        arguments.append(.dictionary(key: .string, value: .variant, options))
+        arguments.append(Self.options(central: central, mtu: mtu, offset: offset))
         let interface =
             attribute.isCharacteristic ? BlueZInterface.gattCharacteristic : BlueZInterface.gattDescriptor
         do {
@@ -240,14 +264,155 @@ final class LocalInterfaces: Sendable {
         }
     }
 
-    /// Calls the application characteristic's StartNotify or StopNotify (no arguments; the
-    /// reply is not waited for, as bluetoothd does on a CCC write).
-    func notifyChanged(_ attribute: LocalAttribute, start: Bool) {
+    /// The options bluetoothd's `append_options` passes: `device`, `offset` when non-zero,
+    /// `link` "LE", `mtu`.
+    static func options(central: String, mtu: UInt16, offset: Int = 0) -> DBusValue {
+        var options: [(key: DBusValue, value: DBusValue)] = []
+        if let device = try? ObjectPath(central) { options.append((.string("device"), .variant(.objectPath(device)))) }
+        if offset > 0 { options.append((.string("offset"), .variant(.uint16(UInt16(offset))))) }
+        options += [(.string("link"), .variant(.string("LE"))), (.string("mtu"), .variant(.uint16(mtu)))]
+        return .dictionary(key: .string, value: .variant, options)
+    }
+
+    private static func socketKey(_ kind: AcquiredSockets.Kind, _ attribute: LocalAttribute) -> String {
+        kind.rawValue + " " + attribute.owner + " " + attribute.path
+    }
+
+    /// gatt-database.c's `chrc_write_cb` with `WriteAcquired`: the value goes to the socket the
+    /// application's AcquireWrite returned (called once, with the options, then kept until the
+    /// application closes it). The application's error answers the write (mapped with Write Not
+    /// Permitted as the default); nil when bluetoothd falls back to WriteValue (an unlikely-error
+    /// reply, a bad reply or a failed send).
+    private func writeThroughSocket(
+        _ attribute: LocalAttribute, _ value: [UInt8], mtu: UInt16, central: String
+    ) async -> Result<[UInt8], ATTError>? {
+        let key = Self.socketKey(.write, attribute)
+        if appSockets.send(value, key: key) { return .success([]) }
+        let (acquisition, first) = writeAcquisitions.withLock { table in
+            if let running = table[key] { return (running, false) }
+            let task = Task { await acquireWrite(attribute, key: key, mtu: mtu, central: central) }
+            table[key] = task
+            return (task, true)
+        }
+        let outcome = await acquisition.value
+        if first { _ = writeAcquisitions.withLock { $0.removeValue(forKey: key) } }
+        switch outcome {
+        case .success?: return appSockets.send(value, key: key) ? .success([]) : nil
+        case .failure(let error)?: return .failure(error)
+        case nil: return nil
+        }
+    }
+
+    /// Calls the application's AcquireWrite and keeps its socket under `key`: nil when the reply
+    /// is unusable or an unlikely error (bluetoothd then writes with WriteValue).
+    private func acquireWrite(
+        _ attribute: LocalAttribute, key: String, mtu: UInt16, central: String
+    ) async -> Result<Void, ATTError>? {
+        do {
+            let reply = try await connection.call(
+                destination: attribute.owner, path: ObjectPath(attribute.path),
+                interface: BlueZInterface.gattCharacteristic, member: "AcquireWrite",
+                arguments: [Self.options(central: central, mtu: mtu)])
+            guard case .unixFD(let fd)? = try reply.arguments().first?.unwrapped, let raw = fd.take() else {
+                return nil
+            }
+            appSockets.adopt(raw, key: key, onPacket: { _ in }, onClose: {})
+            return .success(())
+        } catch let error as DBusError {
+            let bluez = BlueZError(BlueZError.Name(rawValue: error.name.rawValue), error.message)
+            let ecode = BlueZATTErrorMapping.attError(fromApplicationError: bluez, access: .write)
+            return ecode == .unlikelyError ? nil : .failure(ecode)
+        } catch {
+            return nil
+        }
+    }
+
+    /// bluetoothd's battery plugin on a link to a local application: it reads the application's
+    /// Battery Level (its ReadValue), then `Battery1` appears and the plugin's CCC write tells
+    /// the application (StartNotify or AcquireNotify). Nothing when the peer has no Battery Level.
+    func probeBattery(adapter: Int, address: DeviceAddress) {
+        guard let (_, attribute) = host.read({ $0.localBatteryLevel(adapter: adapter, address: address) }),
+            let view = host.read({ $0.centralView(adapter: adapter, address: address) })
+        else { return }
+        Task {
+            guard
+                case .success(let value) = await call(
+                    attribute, write: nil, offset: 0, mtu: view.mtu, central: view.central)
+            else { return }
+            var enabling = false
+            host.update { world, _ in
+                let (batches, turnedOn) = world.batteryRead(adapter: adapter, address: address, value: value)
+                enabling = turnedOn
+                return batches
+            }
+            if enabling { subscriptionChanged(attribute, start: true, central: view.central, mtu: view.mtu) }
+        }
+    }
+
+    /// A central's CCC write turned the characteristic's notifications on (each enabling) or
+    /// off (the last one), as gatt-database.c's `ccc_write_cb`: on, the application's
+    /// AcquireNotify when it offers it (with the options; its socket's packets become
+    /// notifications; while the socket is open a further enabling calls nothing), else
+    /// StartNotify; off, the AcquireNotify socket is closed, else StopNotify. Replies are not
+    /// waited for.
+    func subscriptionChanged(_ attribute: LocalAttribute, start: Bool, central: String, mtu: UInt16) {
+        let key = Self.socketKey(.notify, attribute)
+        if !start && appSockets.contains(key: key) {
+            appSockets.shut(key: key)
+            return
+        }
+        if start && appSockets.contains(key: key) { return }
+        // While the application's AcquireNotify is unanswered bluetoothd has not counted the
+        // subscription yet: a disabling then calls nothing (and the socket, once it comes,
+        // stays), an enabling makes no second call.
+        if acquiring.withLock({ $0.contains(key) }) { return }
+        guard start, attribute.offersAcquireNotify else {
+            notifyChanged(attribute, start: start)
+            return
+        }
+        acquiring.withLock { _ = $0.insert(key) }
         let connection = self.connection
         Task {
-            _ = try? await connection.call(
-                destination: attribute.owner, path: ObjectPath(attribute.path),
-                interface: BlueZInterface.gattCharacteristic, member: start ? "StartNotify" : "StopNotify")
+            defer { acquiring.withLock { _ = $0.remove(key) } }
+            do {
+                let reply = try await connection.call(
+                    destination: attribute.owner, path: ObjectPath(attribute.path),
+                    interface: BlueZInterface.gattCharacteristic, member: "AcquireNotify",
+                    arguments: [Self.options(central: central, mtu: mtu)])
+                guard case .unixFD(let fd)? = try reply.arguments().first?.unwrapped, let raw = fd.take() else {
+                    notifyChanged(attribute, start: true)
+                    return
+                }
+                appSockets.adopt(
+                    raw, key: key,
+                    onPacket: { [self] bytes in deliver(owner: attribute.owner, path: attribute.path, value: bytes) },
+                    onClose: {})
+            } catch let error as DBusError {
+                // acquire_notify_reply: NoReply and Failed end it there; other errors retry with StartNotify.
+                if error.name.rawValue == "org.freedesktop.DBus.Error.NoReply"
+                    || error.name.rawValue == "org.bluez.Error.Failed"
+                {
+                    return
+                }
+                notifyChanged(attribute, start: true)
+            } catch {
+                notifyChanged(attribute, start: true)
+            }
         }
+    }
+
+    /// The last subscribed central's link went down: the application stops (its AcquireNotify
+    /// socket closed, else StopNotify).
+    func unsubscribed(owner: String, path: String) {
+        let attribute = LocalAttribute(owner: owner, path: path, isCharacteristic: true)
+        subscriptionChanged(attribute, start: false, central: "/", mtu: 23)
+    }
+
+    /// Calls the application characteristic's StartNotify or StopNotify (no arguments; no reply
+    /// wanted, as bluetoothd does on a CCC write). Sent at once, so calls keep their order.
+    func notifyChanged(_ attribute: LocalAttribute, start: Bool) {
+        try? connection.callNoReply(
+            destination: attribute.owner, path: ObjectPath(attribute.path),
+            interface: BlueZInterface.gattCharacteristic, member: start ? "StartNotify" : "StopNotify")
     }
 }

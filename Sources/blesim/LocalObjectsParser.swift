@@ -55,12 +55,17 @@ enum LocalObjectsParser {
             var characteristics: [GATTCharacteristicSpec] = []
             var chrcPaths: [String] = []
             var descPaths: [[String]] = []
+            var acquireNotify: Set<String> = []
+            var acquireWrite: Set<String> = []
             for chrcPath in paths {
                 guard let chrc = inside[chrcPath]?[BlueZInterface.gattCharacteristic],
                     chrc["Service"]?.stringValue == path
                 else { continue }
                 let flags = BlueZGATTFlags.Characteristic(bluezFlags: strings(chrc["Flags"]))
                 do { try flags.requireKnown() } catch { throw noValidService }
+                // bluetoothd asks the proxy for these properties: present means offered.
+                if chrc["NotifyAcquired"] != nil { acquireNotify.insert(chrcPath) }
+                if chrc["WriteAcquired"] != nil { acquireWrite.insert(chrcPath) }
                 var descriptors: [GATTDescriptorSpec] = []
                 var ownPaths: [String] = []
                 for descPath in paths {
@@ -86,7 +91,8 @@ enum LocalObjectsParser {
                     path: path,
                     spec: GATTServiceSpec(
                         uuid: try uuid(service["UUID"]), primary: primary, characteristics: characteristics),
-                    characteristicPaths: chrcPaths, descriptorPaths: descPaths))
+                    characteristicPaths: chrcPaths, descriptorPaths: descPaths,
+                    acquireNotifyOffered: acquireNotify, acquireWriteOffered: acquireWrite))
         }
         // A characteristic or descriptor pointing at nothing in the application.
         for (path, interfaces) in inside {

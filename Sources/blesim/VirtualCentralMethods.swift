@@ -42,8 +42,7 @@ struct VirtualCentralMethods: Sendable {
                 let index = try adapter(call.arguments().first)
                 try run { () throws(BlueZError) in
                     try host.world { world, _ throws(BlueZError) in
-                        try world.virtualConnect(adapter: index)
-                        return ((), [])
+                        ((), try world.virtualConnect(adapter: index))
                     }
                 }
                 return []
@@ -52,10 +51,14 @@ struct VirtualCentralMethods: Sendable {
                 let index = try adapter(call.arguments().first)
                 var stopped: [LocalAttribute] = []
                 host.update { world, _ in
-                    stopped = world.virtualDisconnect(adapter: index)
-                    return []
+                    let (attributes, batches) = world.virtualDisconnect(adapter: index)
+                    stopped = attributes
+                    return batches
                 }
-                for attribute in stopped { local.notifyChanged(attribute, start: false) }
+                for attribute in stopped {
+                    local.subscriptionChanged(
+                        attribute, start: false, central: centralPath(index), mtu: VirtualCentral.mtu)
+                }
                 return []
             },
             try ExportedMethod("CentralRead", in: "ss", out: "ay") { call in
@@ -114,7 +117,10 @@ struct VirtualCentralMethods: Sendable {
                     tell = world.virtualSubscribe(adapter: index, handle: target.handle, on)
                     return []
                 }
-                if tell { local.notifyChanged(target.attribute, start: on) }
+                if tell {
+                    local.subscriptionChanged(
+                        target.attribute, start: on, central: centralPath(index), mtu: VirtualCentral.mtu)
+                }
                 return []
             },
         ]

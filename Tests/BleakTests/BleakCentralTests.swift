@@ -3,11 +3,11 @@ import TestSupport
 import Testing
 
 /// The virtualenv `scripts/bleak-venv.sh` creates (Bleak pinned there), or `$BLEAK_PYTHON`.
-private let python: String =
+let python: String =
     getenv("BLEAK_PYTHON").map { String(cString: $0) } ?? BlesimProcess.repositoryRoot + "/.build/venv-bleak/bin/python"
 
 /// In CI a missing virtualenv is a failure, never a silent skip; elsewhere the test is skipped with a message.
-private let bleakAvailable: Bool = {
+let bleakAvailable: Bool = {
     if access(python, X_OK) == 0 { return true }
     let inCI = getenv("CI").map { String(cString: $0) } == "true"
     if !inCI {

@@ -4,6 +4,8 @@ import Testing
 /// The fixture scenario's devices.
 enum Air {
     static let scenario = repositoryRoot + "/Tests/BlesimTests/Fixtures/air.json"
+    /// The fixture's ATT MTU (`mtu`).
+    static let mtu = 64
     static let near = "/org/bluez/hci0/dev_C0_00_00_00_00_0A"
     static let far = "/org/bluez/hci0/dev_C0_00_00_00_00_0B"
     static let hrm = "/org/bluez/hci0/dev_C0_00_00_00_00_0C"

@@ -36,8 +36,23 @@ public struct GATTLink: Sendable {
         self.mtu = mtu
     }
 
+    /// The Battery Level value handle whose percentage bluetoothd's battery plugin shows as
+    /// `Battery1` on the device (registered after services were resolved).
+    public var battery: UInt16?
+    /// The battery plugin's own subscription to Battery Level (it wrote the CCC).
+    public var batterySubscribed = false
+    /// The percentage `Battery1` shows.
+    public var batteryPercentage: UInt8?
+
     /// `Notifying`: some client has a StartNotify session.
     public func isNotifying(_ valueHandle: UInt16) -> Bool { !(notifyClients[valueHandle] ?? []).isEmpty }
+
+    /// Whether the link has the peer's CCC of `valueHandle` written on: a StartNotify session,
+    /// an AcquireNotify socket or the battery plugin.
+    public func isSubscribed(_ valueHandle: UInt16) -> Bool {
+        isNotifying(valueHandle) || notifyAcquired[valueHandle] != nil
+            || (batterySubscribed && battery == valueHandle)
+    }
 }
 
 /// What a client asked of a remote attribute.

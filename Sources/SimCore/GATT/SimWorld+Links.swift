@@ -81,11 +81,16 @@ extension SimWorld {
         link.budget = linkModel.map { _ in LinkBudget(tokens: 1, at: clock) }
         links[key] = link
         schedule.linkUp(address, at: clock)
-        return [
+        var batches = [
             Batch(
                 adapter: adapter,
                 events: [.deviceChanged(address, changed: [Property("Connected", .bool(true))], invalidated: [])])
         ]
+        if let peripheral = peripheralAdapter(ofDevice: index), peripheral != adapter {
+            let spec = adapters[adapter].spec
+            batches += centralArrived(peripheral: peripheral, address: spec.address, addressType: spec.addressType)
+        }
+        return batches
     }
 
     /// Service discovery finished: the GATT objects appear (first connection only; bluetoothd
@@ -119,7 +124,12 @@ extension SimWorld {
         }
         adapters[adapter].devices[address] = device
         events.append(.deviceChanged(address, changed: changed, invalidated: []))
-        return [Batch(adapter: adapter, events: events)]
+        var batches = [Batch(adapter: adapter, events: events)]
+        if let peripheral = peripheralAdapter(ofDevice: link.device), peripheral != adapter {
+            batches += centralResolved(
+                peripheral: peripheral, address: adapters[adapter].spec.address, services: servedUUIDs(of: adapter))
+        }
+        return batches + batteryProbe(adapter: adapter, address: address)
     }
 
     private func mtuEvents(_ server: GATTServer, _ devicePath: String, _ link: GATTLink) -> [AdapterEvent] {
@@ -157,7 +167,17 @@ extension SimWorld {
         let key = LinkKey(adapter: adapter, address: address)
         guard adapters.indices.contains(adapter), var device = adapters[adapter].devices[address], device.connected
         else { return [] }
-        var events: [AdapterEvent] = []
+        var central: [Batch] = []
+        var subscribed: [UInt16] = []
+        if let link = links[key], let peripheral = peripheralAdapter(ofDevice: link.device) {
+            if peripheral != adapter {
+                central = centralLeft(peripheral: peripheral, address: adapters[adapter].spec.address)
+            }
+            let handles = Set(link.notifyClients.keys).union(link.notifyAcquired.keys)
+                .union(link.batterySubscribed ? link.battery.map { [$0] } ?? [] : [])
+            subscribed = handles.filter { link.isSubscribed($0) }.sorted()
+        }
+        var events = batteryLost(key)
         if var link = links[key] {
             let devicePath = adapters[adapter].devicePath(address)
             if let server = servers[link.device] {
@@ -208,7 +228,10 @@ extension SimWorld {
         device.connected = false
         adapters[adapter].devices[address] = device
         events.append(.deviceChanged(address, changed: [Property("Connected", .bool(false))], invalidated: []))
-        return [Batch(adapter: adapter, events: events)]
+        if let device = links[key]?.device, let peripheral = peripheralAdapter(ofDevice: device) {
+            events += unsubscribed(subscribed, peripheral: peripheral)
+        }
+        return [Batch(adapter: adapter, events: events)] + central
     }
 
     /// Every live link of device `address`, on any adapter.
@@ -288,7 +311,7 @@ extension SimWorld {
             links[key] = link
             guard sent else { return [] }
         }
-        var events: [AdapterEvent] = []
+        var events = batteryNotified(key, valueHandle, value)
         if link.notifyAcquired[valueHandle] != nil { events.append(.socketNotification(path: path, value: value)) }
         if link.isNotifying(valueHandle) {
             link.cache[valueHandle] = value

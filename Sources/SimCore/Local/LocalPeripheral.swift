@@ -10,13 +10,22 @@ public struct LocalService: Sendable, Equatable {
     public var characteristicPaths: [String]
     /// Each characteristic's descriptors' object paths, in `spec...descriptors` order.
     public var descriptorPaths: [[String]]
+    /// Paths of the characteristics that offer AcquireNotify (they have a `NotifyAcquired` property).
+    public var acquireNotifyOffered: Set<String>
+    /// Paths of the characteristics that offer AcquireWrite (they have a `WriteAcquired` property).
+    public var acquireWriteOffered: Set<String>
 
     /// A service of an application.
-    public init(path: String, spec: GATTServiceSpec, characteristicPaths: [String], descriptorPaths: [[String]]) {
+    public init(
+        path: String, spec: GATTServiceSpec, characteristicPaths: [String], descriptorPaths: [[String]],
+        acquireNotifyOffered: Set<String> = [], acquireWriteOffered: Set<String> = []
+    ) {
         self.path = path
         self.spec = spec
         self.characteristicPaths = characteristicPaths
         self.descriptorPaths = descriptorPaths
+        self.acquireNotifyOffered = acquireNotifyOffered
+        self.acquireWriteOffered = acquireWriteOffered
     }
 }
 
@@ -76,6 +85,27 @@ public struct LocalAttribute: Sendable, Equatable {
     public var path: String
     /// Whether it is a characteristic (else a descriptor).
     public var isCharacteristic: Bool
+    /// The application offers AcquireNotify on it: bluetoothd calls that instead of StartNotify.
+    public var offersAcquireNotify = false
+    /// The application offers AcquireWrite on it: bluetoothd writes through that socket.
+    public var offersAcquireWrite = false
+    /// Its value changes go out as indications (bluetoothd's client writes 0x0002 to the CCC of
+    /// an indicate-only characteristic, 0x0001 when it can notify), so each confirmation is the
+    /// application's `Confirm`.
+    public var indicates = false
+
+    /// An attribute of `owner` at `path`.
+    public init(
+        owner: String, path: String, isCharacteristic: Bool, offersAcquireNotify: Bool = false,
+        offersAcquireWrite: Bool = false, indicates: Bool = false
+    ) {
+        self.owner = owner
+        self.path = path
+        self.isCharacteristic = isCharacteristic
+        self.offersAcquireNotify = offersAcquireNotify
+        self.offersAcquireWrite = offersAcquireWrite
+        self.indicates = indicates
+    }
 }
 
 /// An adapter's peripheral role: the device standing for it in the air, its applications and
@@ -99,8 +129,12 @@ public struct LocalPeripheral: Sendable, Equatable {
         var map: [UInt16: LocalAttribute] = [:]
         for ((owner, local), service) in zip(services, server.services) {
             for (index, chrc) in service.characteristics.enumerated() {
+                let path = local.characteristicPaths[index]
                 map[chrc.valueHandle] = LocalAttribute(
-                    owner: owner, path: local.characteristicPaths[index], isCharacteristic: true)
+                    owner: owner, path: path, isCharacteristic: true,
+                    offersAcquireNotify: local.acquireNotifyOffered.contains(path),
+                    offersAcquireWrite: local.acquireWriteOffered.contains(path),
+                    indicates: chrc.flags.properties.contains(.indicate) && !chrc.flags.properties.contains(.notify))
                 let own = local.descriptorPaths[index]
                 for (descriptor, path) in zip(chrc.descriptors.suffix(own.count), own) {
                     map[descriptor.handle] = LocalAttribute(owner: owner, path: path, isCharacteristic: false)

@@ -50,13 +50,12 @@ extension SimWorld {
     }
 
     private mutating func install(_ local: LocalPeripheral, adapter: Int) -> [Batch] {
+        // Links drop against the old database (its applications are told their subscriptions end).
+        let batches = dropLinks(to: local.device) + virtualLinkLost(adapter: adapter)
         var local = local
         let (server, attributes) = local.database()
         local.attributes = attributes
         localPeripherals[adapter] = local
-        let batches = dropLinks(to: local.device)
-        virtualCentral.connected.remove(adapter)
-        virtualCentral.subscribed[adapter] = nil
         if local.applications.isEmpty {
             servers[local.device] = nil
             devices[local.device].gatt = nil
@@ -169,9 +168,7 @@ extension SimWorld {
     /// Power off: the adapter's advertisement is removed (to Release) and links to it drop.
     public mutating func peripheralPoweredOff(_ adapter: Int) -> (LocalAdvertisement?, [Batch]) {
         guard let local = localPeripherals[adapter] else { return (nil, []) }
-        var batches = dropLinks(to: local.device)
-        virtualCentral.connected.remove(adapter)
-        virtualCentral.subscribed[adapter] = nil
+        var batches = dropLinks(to: local.device) + virtualLinkLost(adapter: adapter)
         var released: LocalAdvertisement?
         if let (advertisement, events) = try? removeAdvertisement(adapter: adapter) {
             released = advertisement
@@ -195,8 +192,49 @@ extension SimWorld {
             let local = localPeripherals.values.first(where: { $0.device == located.link.device }),
             let attribute = local.attributes[handle]
         else { return nil }
-        let subscribers = links.values.filter { $0.device == local.device && $0.isNotifying(handle) }.count
+        let subscribers = links.values.filter { $0.device == local.device && $0.connected && $0.isSubscribed(handle) }
+            .count
         return (attribute, subscribers)
+    }
+
+    /// How many indications a Value change of the application characteristic `path` of `owner`
+    /// sends (one per subscribed central, the virtual one included), each confirmed by the
+    /// central: bluetoothd calls the application's `Confirm` that many times. Zero for a
+    /// characteristic that notifies.
+    public func localConfirmations(owner: String, path: String) -> Int {
+        var count = 0
+        for (adapter, local) in localPeripherals {
+            guard
+                let (handle, attribute) = local.attributes.first(where: {
+                    $0.value.owner == owner && $0.value.path == path && $0.value.isCharacteristic
+                }), attribute.indicates
+            else { continue }
+            count += links.values.filter { $0.device == local.device && $0.connected && $0.isSubscribed(handle) }.count
+            if virtualCentral.connected.contains(adapter), virtualCentral.subscribed[adapter]?.contains(handle) == true
+            {
+                count += 1
+            }
+        }
+        return count
+    }
+
+    /// Where an operation of adapter `adapter` on device `address` lands when the device is a
+    /// local application: the central's Device1 path on the peripheral adapter (the `device`
+    /// option bluetoothd passes) and the link's MTU. Nil for scenario devices.
+    public func centralView(adapter: Int, address: DeviceAddress) -> (central: String, mtu: UInt16)? {
+        guard let link = links[LinkKey(adapter: adapter, address: address)],
+            let peripheral = peripheralAdapter(ofDevice: link.device)
+        else { return nil }
+        return (adapters[peripheral].devicePath(adapters[adapter].spec.address), link.mtu)
+    }
+
+    /// The application characteristic behind the remote characteristic object `path`, with the
+    /// central's Device1 path and the MTU (`centralView`).
+    public func localTarget(remotePath path: String) -> (LocalAttribute, central: String, mtu: UInt16)? {
+        guard let (attribute, _) = localCharacteristic(remotePath: path), let located = try? locate(attribute: path),
+            let view = centralView(adapter: located.key.adapter, address: located.key.address)
+        else { return nil }
+        return (attribute, view.central, view.mtu)
     }
 
     /// The application changed a characteristic's Value: a notification to every subscribed

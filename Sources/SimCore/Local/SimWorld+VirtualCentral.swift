@@ -28,21 +28,33 @@ extension SimWorld {
 
     /// CentralConnect: `Failed "le-connection-abort-by-local"` unless the adapter has a
     /// registered application (its peripheral is up); connecting twice is fine.
-    public mutating func virtualConnect(adapter: Int) throws(BlueZError) {
+    public mutating func virtualConnect(adapter: Int) throws(BlueZError) -> [Batch] {
         guard let local = localPeripherals[adapter], !local.applications.isEmpty, adapters[adapter].powered else {
             throw Self.connectionAbort
         }
-        virtualCentral.connected.insert(adapter)
+        guard virtualCentral.connected.insert(adapter).inserted else { return [] }
+        let address = VirtualCentral.address
+        return centralArrived(peripheral: adapter, address: address, addressType: .random)
+            + centralResolved(peripheral: adapter, address: address, services: Self.virtualCentralUUIDs)
+    }
+
+    /// The virtual central's link to `adapter` is gone (CentralDisconnect, a database change,
+    /// power off): its Device1 there shows it.
+    mutating func virtualLinkLost(adapter: Int) -> [Batch] {
+        virtualCentral.subscribed[adapter] = nil
+        guard virtualCentral.connected.remove(adapter) != nil else { return [] }
+        return centralLeft(peripheral: adapter, address: VirtualCentral.address)
     }
 
     /// CentralDisconnect: its subscriptions there end (returned, to StopNotify the ones no
     /// remote keeps).
-    public mutating func virtualDisconnect(adapter: Int) -> [LocalAttribute] {
-        virtualCentral.connected.remove(adapter)
-        let handles = virtualCentral.subscribed.removeValue(forKey: adapter) ?? []
-        return handles.sorted().compactMap { handle in
+    public mutating func virtualDisconnect(adapter: Int) -> ([LocalAttribute], [Batch]) {
+        let handles = virtualCentral.subscribed[adapter] ?? []
+        let batches = virtualLinkLost(adapter: adapter)
+        let stopped = handles.sorted().compactMap { handle in
             lastSubscriber(adapter: adapter, handle: handle) ? localPeripherals[adapter]?.attributes[handle] : nil
         }
+        return (stopped, batches)
     }
 
     /// The characteristic with `uuid` of the application(s) on `adapter`, for the virtual
@@ -82,7 +94,7 @@ extension SimWorld {
 
     private func lastSubscriber(adapter: Int, handle: UInt16) -> Bool {
         guard let device = localPeripherals[adapter]?.device else { return true }
-        return !links.values.contains { $0.device == device && $0.isNotifying(handle) }
+        return !links.values.contains { $0.device == device && $0.connected && $0.isSubscribed(handle) }
     }
 
     /// Where a Value change of the application characteristic `path` of `owner` reaches the
