@@ -16,15 +16,6 @@ struct SensorAggregatorSimTests {
     let bthome = BluetoothUUID(uuid16: 0xFCD2)
     let configUUID = BluetoothUUID(high: 0x0714_0EC2_D234_4118, low: 0xA438_6859_4541_4E79)
 
-    /// The default scenario with a second adapter for the test's central.
-    func twoAdapterScenario(in directory: String) throws -> String {
-        let text = readText("\(repositoryRoot)/sim/scenarios/default.json")
-        #expect(text.contains("\"adapters\": 1"))
-        let path = "\(directory)/two-adapters.json"
-        writeFile(path, text.replacing("\"adapters\": 1", with: "\"adapters\": 2"))
-        return path
-    }
-
     func agentConfig(scenario: String, data: String) -> String {
         """
         {
@@ -76,7 +67,7 @@ struct SensorAggregatorSimTests {
         let data = makeTemporaryDirectory()
         defer { _ = "rm -rf '\(data)'".withCString { system($0) } }
         writeFile("\(data)/temp", "2314\n")
-        let agent = try RunningAgent(config: agentConfig(scenario: try twoAdapterScenario(in: data), data: data))
+        let agent = try RunningAgent(config: agentConfig(scenario: SensorAgent.twoAdapterScenario(in: data), data: data))
         let socket = ["--socket", agent.socketPath]
         let status = try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)
         #expect(status["roleState"]?["state"] == "running", "\(status)")

@@ -329,6 +329,8 @@ actor SensorAggregatorNode {
         do throws(PluginStateError) {
             try snapshots.save(engine.state, now: now)
             engine.flushed(at: now)
+            let samples = engine.state.windows.values.reduce(0) { $0 + $1.samples.count }
+            events.emit("flushed", ["samples": .int(Int64(samples)), "savedAt": .double(now)])
         } catch {
             logger.error("cannot save aggregates: \(error)")
         }
