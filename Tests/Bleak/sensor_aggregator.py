@@ -23,10 +23,14 @@ import sys
 import time
 
 from bleak import BleakClient, BleakScanner
+from dbus_fast import BusType, Message, MessageType
+from dbus_fast.aio import MessageBus
 from bluetooth_sensor_state_data import BluetoothServiceInfoBleak
 from bthome_ble import BTHomeBluetoothDeviceData
 
 ADAPTER = "hci1"
+# A second central on the same air, connected to the node but subscribed to nothing at first.
+OTHER_ADAPTER = "hci2"
 ESS = "0000181a-0000-1000-8000-00805f9b34fb"
 BTHOME = "0000fcd2-0000-1000-8000-00805f9b34fb"
 TEMPERATURE = "00002a6e-0000-1000-8000-00805f9b34fb"
@@ -133,6 +137,74 @@ async def notifications(client, ingest, use_start_notify):
     ingest.send("room", EXPECTED["temperature"])
 
 
+class ValueWatch:
+    """Every Value change blesim signals for a set of characteristic objects, on a D-Bus connection of its own
+    (whatever Bleak filters, this sees what went on the bus)."""
+
+    def __init__(self, paths):
+        self.values = {path: [] for path in paths}
+        self.bus = None
+
+    async def start(self):
+        self.bus = await MessageBus(bus_type=BusType.SYSTEM).connect()
+        rule = "type='signal',sender='org.bluez',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"
+        await self.bus.call(Message(
+            destination="org.freedesktop.DBus", path="/org/freedesktop/DBus", interface="org.freedesktop.DBus",
+            member="AddMatch", signature="s", body=[rule]))
+        self.bus.add_message_handler(self.on_message)
+
+    def on_message(self, message):
+        if message.message_type == MessageType.SIGNAL and message.path in self.values:
+            _interface, changed, _invalidated = message.body
+            if "Value" in changed:
+                self.values[message.path].append(bytes(changed["Value"].value))
+
+    async def barrier(self, path):
+        """A round trip to blesim: every signal it sent before answering has reached this connection (one ordered
+        connection from blesim through the bus). Returns the object's Notifying."""
+        reply = await self.bus.call(Message(
+            destination="org.bluez", path=path, interface="org.freedesktop.DBus.Properties", member="Get",
+            signature="ss", body=["org.bluez.GattCharacteristic1", "Notifying"]))
+        check(reply.message_type == MessageType.METHOD_RETURN, f"Get Notifying: {reply.body}")
+        return reply.body[0].value
+
+
+async def only_subscribed(client, other, ingest):
+    """A reading goes to the subscribed central only: the other central, connected to the node too, gets no Value
+    until it subscribes itself."""
+    mine = client.services.get_characteristic(TEMPERATURE).obj[0]
+    theirs = other.services.get_characteristic(TEMPERATURE).obj[0]
+    watch = ValueWatch([mine, theirs])
+    await watch.start()
+    queues = {"mine": asyncio.Queue(), "theirs": asyncio.Queue()}
+
+    async def expect(name, value):
+        while True:
+            got = await asyncio.wait_for(queues[name].get(), DEADLINE)
+            if got == value:
+                return
+
+    await client.start_notify(TEMPERATURE, lambda _c, d: queues["mine"].put_nowait(bytes(d)))
+    ingest.send("room", 27.5)
+    await expect("mine", temperature_bytes(27.5))
+    check(await watch.barrier(theirs) is False, "the other central's characteristic is notifying")
+    check(temperature_bytes(27.5) in watch.values[mine], f"the watch saw no Value on {mine}: {watch.values}")
+    check(watch.values[theirs] == [], f"the unsubscribed central got {[v.hex() for v in watch.values[theirs]]}")
+
+    await other.start_notify(TEMPERATURE, lambda _c, d: queues["theirs"].put_nowait(bytes(d)))
+    ingest.send("room", 29.0)
+    await expect("mine", temperature_bytes(29.0))
+    await expect("theirs", temperature_bytes(29.0))
+    await other.stop_notify(TEMPERATURE)
+    await client.stop_notify(TEMPERATURE)
+    # Subscribed, it may also get the current value at once (blesim tells the agent of each enabling, and the agent
+    # sends a new subscriber the current value); it ends with the new reading.
+    check(watch.values[theirs][-1:] == [temperature_bytes(29.0)], f"the other central got {watch.values[theirs]}")
+    watch.bus.disconnect()
+    print(f"ok: only subscribed centrals: {ADAPTER} (subscribed) got {[v.hex() for v in watch.values[mine]]}, "
+          f"{OTHER_ADAPTER} (connected) got nothing until it subscribed, then {[v.hex() for v in watch.values[theirs]]}")
+
+
 async def gatt(device, ingest, variants):
     disconnected = asyncio.Event()
     async with BleakClient(
@@ -156,6 +228,9 @@ async def gatt(device, ingest, variants):
 
         for use_start_notify in variants:
             await notifications(client, ingest, use_start_notify)
+
+        async with BleakClient(device.address, timeout=DEADLINE, bluez={"adapter": OTHER_ADAPTER}) as other:
+            await only_subscribed(client, other, ingest)
     await asyncio.wait_for(disconnected.wait(), DEADLINE)
     check(not client.is_connected, "still connected after disconnect")
     print("ok: disconnected")

@@ -30,7 +30,11 @@ struct SensorAggregatorIngestProcessTests {
         ("futureTimestamp", Array(#"{"sensor": "room", "value": 21, "ts": 99999999999}"#.utf8)),
         ("outsideWindow", Array(#"{"sensor": "room", "value": 21, "ts": 1000}"#.utf8)),
         // 60,000 bytes: past maxLineBytes (1024); the socket hands over 1025 of them.
-        ("tooLong", Array(#"{"sensor": "room", "value": 21, "pad": ""#.utf8) + Array(repeating: 0x78, count: 59_955) + Array(#""}"#.utf8)),
+        (
+            "tooLong",
+            Array(#"{"sensor": "room", "value": 21, "pad": ""#.utf8) + Array(repeating: 0x78, count: 59_955)
+                + Array(#""}"#.utf8)
+        ),
     ]
 
     @Test(
@@ -82,7 +86,8 @@ struct SensorAggregatorIngestProcessTests {
         // Logged: the 1st and 2nd of each reason, with the line's start (80 bytes at most).
         for expected in [
             "ingest: bad line (notJSON, 1 so far): not json", "ingest: bad line (notJSON, 2 so far): ",
-            "ingest: bad line (empty, 2 so far): ", "ingest: bad line (unknownSensor, 1 so far): {\"sensor\": \"attic\"",
+            "ingest: bad line (empty, 2 so far): ",
+            "ingest: bad line (unknownSensor, 1 so far): {\"sensor\": \"attic\"",
             // The first 80 bytes: the 40 before the padding and 40 of it.
             "ingest: bad line (tooLong, 1 so far): {\"sensor\": \"room\", \"value\": 21, \"pad\": \""
                 + String(repeating: "x", count: 40) + "...\n",

@@ -7,11 +7,14 @@ import Testing
 /// plugin events.
 enum SensorAgent {
     /// The default scenario with a second adapter (hci1) for a test's central.
-    static func twoAdapterScenario(in directory: String) -> String {
+    static func twoAdapterScenario(in directory: String) -> String { scenario(adapters: 2, in: directory) }
+
+    /// The default scenario with `adapters` adapters: hci0 for the agent, the others for a test's centrals.
+    static func scenario(adapters: Int, in directory: String) -> String {
         let text = readText("\(repositoryRoot)/sim/scenarios/default.json")
         #expect(text.contains("\"adapters\": 1"))
-        let path = "\(directory)/two-adapters.json"
-        writeFile(path, text.replacing("\"adapters\": 1", with: "\"adapters\": 2"))
+        let path = "\(directory)/adapters-\(adapters).json"
+        writeFile(path, text.replacing("\"adapters\": 1", with: "\"adapters\": \(adapters)"))
         return path
     }
 

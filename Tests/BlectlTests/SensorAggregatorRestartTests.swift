@@ -13,8 +13,10 @@ struct SensorAggregatorRestartTests {
 
     /// count, min, max, mean and last of `values`.
     static func aggregates(_ values: [Double]) -> (count: Int, min: Double, max: Double, mean: Double, last: Double) {
-        (values.count, values.min() ?? .nan, values.max() ?? .nan, values.reduce(0, +) / Double(values.count),
-            values.last ?? .nan)
+        (
+            values.count, values.min() ?? .nan, values.max() ?? .nan, values.reduce(0, +) / Double(values.count),
+            values.last ?? .nan
+        )
     }
 
     /// Whether `window` (a `sensors.readings` entry) holds exactly the aggregates of `values`.

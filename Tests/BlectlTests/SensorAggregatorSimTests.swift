@@ -67,7 +67,8 @@ struct SensorAggregatorSimTests {
         let data = makeTemporaryDirectory()
         defer { _ = "rm -rf '\(data)'".withCString { system($0) } }
         writeFile("\(data)/temp", "2314\n")
-        let agent = try RunningAgent(config: agentConfig(scenario: SensorAgent.twoAdapterScenario(in: data), data: data))
+        let agent = try RunningAgent(
+            config: agentConfig(scenario: SensorAgent.twoAdapterScenario(in: data), data: data))
         let socket = ["--socket", agent.socketPath]
         let status = try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)
         #expect(status["roleState"]?["state"] == "running", "\(status)")
@@ -107,6 +108,22 @@ struct SensorAggregatorSimTests {
         let received = await Self.values(of: updates, until: [0xC4, 0x09], within: .seconds(30))
         #expect(
             received.last == [0xC4, 0x09], "25.00 degC notified: \(received); agent log: \(agent.child.stderrText)")
+
+        // Subscribed (the notifications above say the agent knows): blectl shows it, whole. bluetoothd's StartNotify
+        // names no central and no MTU: one unidentified central per adapter (hci0 is 00:AA:01:00:00:00 in blesim),
+        // MTU the ATT minimum (docs/bluez-peripheral.md).
+        let id = BlueZPeripheralBackend.unidentifiedCentral(adapterAddress: "00:AA:01:00:00:00").uuidString
+        func cell(_ text: String) -> String { text + String(repeating: " ", count: 38 - text.count) }
+        let subscribers = try blectl(socket + ["subscribers"])
+        #expect(
+            subscribers.stdout == cell("CENTRAL") + cell("CHARACTERISTIC") + "MTU\n" + cell(id)
+                + cell(BluetoothUUID.temperature.uuidString) + "23\n", "\(subscribers)")
+        let subscriptions = try blectl(socket + ["--json", "call", "sensors.subscriptions"])
+        #expect(
+            subscriptions.stdout == #"{"centrals":[{"central":""# + id
+                + #"","mtu":23,"blocked":false,"characteristics":["00002a6e-0000-1000-8000-00805f9b34fb"]}],"#
+                + #""note":"bluetoothd does not say which central subscribed (docs/bluez-peripheral.md): on BlueZ all subscribers of an adapter appear as one unidentified central"}"#
+                + "\n", "\(subscriptions)")
 
         // Config: a valid write applies; version 2 is refused with application error 0x80.
         let aggregates = try #require(
