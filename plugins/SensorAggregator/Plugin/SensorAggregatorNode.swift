@@ -211,8 +211,9 @@ actor SensorAggregatorNode {
         ]
     }
 
-    /// `sensors.ingest-stats`: accepted and rejected lines by reason.
-    func ingestStats() -> JSON {
+    /// `sensors.ingest-stats`: accepted and rejected lines by reason, and
+    /// `overflowed`, the datagrams the socket dropped unparsed (a flood).
+    func ingestStats(overflowed: Int) -> JSON {
         var rejected = JSONObject()
         for reason in IngestRejection.allCases {
             rejected[reason.rawValue] = .int(Int64(engine.counters.rejections(reason)))
@@ -220,7 +221,7 @@ actor SensorAggregatorNode {
         return [
             "accepted": .int(Int64(engine.counters.accepted)),
             "rejectedTotal": .int(Int64(engine.counters.totalRejected)), "rejected": .object(rejected),
-            "refusedUpdates": .int(Int64(refusedUpdates)),
+            "overflowed": .int(Int64(overflowed)), "refusedUpdates": .int(Int64(refusedUpdates)),
         ]
     }
 
