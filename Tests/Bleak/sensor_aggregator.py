@@ -89,7 +89,7 @@ async def scan():
     async with BleakScanner(on_report, service_uuids=[ESS], bluez={"adapter": ADAPTER}):
         try:
             await asyncio.wait_for(found.wait(), DEADLINE)
-        except TimeoutError:
+        except asyncio.TimeoutError:
             raise AssertionError(f"no advertisement decoded to {EXPECTED}; decoded: {[r[2] for r in reports]}")
     device, adv, decoded = reports[-1]
     check(adv.local_name == "gw-1", f"local_name {adv.local_name!r}")
@@ -111,7 +111,7 @@ async def notifications(client, ingest, use_start_notify):
     async def next_value():
         try:
             await asyncio.wait_for(arrived.wait(), DEADLINE)
-        except TimeoutError:
+        except asyncio.TimeoutError:
             raise AssertionError(f"no notification within {DEADLINE} s; so far {[r.hex() for r in received]}")
         arrived.clear()
         return received[-1]
