@@ -195,7 +195,7 @@ struct SensorAggregatorSimTests {
         let subscriptions = try blectl(socket + ["--json", "call", "sensors.subscriptions"])
         #expect(
             subscriptions.stdout == #"{"centrals":[{"central":""# + id
-                + #"","mtu":23,"blocked":false,"characteristics":["00002a6e-0000-1000-8000-00805f9b34fb","00002a6f-0000-1000-8000-00805f9b34fb"]}],"#
+                + #"","mtu":23,"blocked":false,"dropped":0,"characteristics":["00002a6e-0000-1000-8000-00805f9b34fb","00002a6f-0000-1000-8000-00805f9b34fb"]}],"#
                 + #""note":"bluetoothd does not say which central subscribed (docs/bluez-peripheral.md): on BlueZ all subscribers of an adapter appear as one unidentified central"}"#
                 + "\n", "\(subscriptions)")
         try await central.cancelConnection(node)

@@ -201,6 +201,7 @@ actor SensorAggregatorNode {
             [
                 "central": .string(central), "mtu": mtus[central].map { .int(Int64($0)) } ?? .null,
                 "blocked": .bool(blocked.contains(central)),
+                "dropped": .int(Int64(engine.droppedNotifications[central] ?? 0)),
                 "characteristics": .array(characteristics.map { .string($0.uuidString) }),
             ]
         }
