@@ -90,6 +90,33 @@ final class Child {
         return true
     }
 
+    /// How many whole stdout lines ``waitForStdoutLine(where:)`` has looked at.
+    private var stdoutLinesSeen = 0
+
+    /// Reads stdout until a line not looked at before satisfies `accept`, and
+    /// returns it; nil (with an issue) when stdout ends or the deadline passes.
+    func waitForStdoutLine(where accept: (String) -> Bool) -> String? {
+        while true {
+            let lines = String(decoding: stdoutSoFar, as: UTF8.self).split(
+                separator: "\n", omittingEmptySubsequences: false
+            ).dropLast()
+            while stdoutLinesSeen < lines.count {
+                let line = String(lines[lines.startIndex + stdoutLinesSeen])
+                stdoutLinesSeen += 1
+                if accept(line) { return line }
+            }
+            var poller = pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, deadlineMilliseconds) == 1 else {
+                Issue.record("child \(pid) printed no awaited line within the deadline")
+                return nil
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = read(stdoutFD, &chunk, chunk.count)
+            if count <= 0 { return nil }
+            stdoutSoFar += chunk[..<count]
+        }
+    }
+
     /// Reads stderr until it contains `text` (or ends, or the deadline passes).
     func waitForStderr(containing text: String) -> Bool {
         while !String(decoding: stderrSoFar, as: UTF8.self).contains(text) {
@@ -107,13 +134,14 @@ final class Child {
     }
 
     /// Reads stdout and stderr to their end (the child exited or closed
-    /// them), then reaps the child; records an issue past the deadline.
-    func finish() -> (status: Int32, stdout: String, stderr: String) {
+    /// them), then reaps the child; records an issue (and kills it) when it
+    /// stays silent for `silence` milliseconds.
+    func finish(silence: Int32 = deadlineMilliseconds) -> (status: Int32, stdout: String, stderr: String) {
         var outputs: [Int32: [UInt8]] = [stdoutFD: [], stderrFD: stderrSoFar]
         var open: Set<Int32> = [stdoutFD, stderrFD]
         while !open.isEmpty {
             var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            guard poll(&fds, nfds_t(fds.count), deadlineMilliseconds) > 0 else {
+            guard poll(&fds, nfds_t(fds.count), silence) > 0 else {
                 Issue.record("child \(pid) did not finish within the deadline")
                 kill(pid, SIGKILL)
                 break
@@ -185,7 +213,9 @@ final class NotifyListener {
 /// A running bleagent in a temporary directory, started with a NOTIFY_SOCKET
 /// and ready once its READY=1 arrived.
 final class RunningAgent {
-    let directory = makeTemporaryDirectory()
+    let directory: String
+    /// Whether the directory is this agent's own (removed at the end) or the caller's.
+    private let ownsDirectory: Bool
     let notify = NotifyListener()
     let child: Child
     var configPath: String { "\(directory)/roles.json" }
@@ -193,7 +223,11 @@ final class RunningAgent {
     /// The READY=1 message it sent at start-up.
     private(set) var readyMessage: String?
 
-    init(config: String = RunningAgent.config(role: "central")) throws {
+    /// Starts an agent with `config`, in a fresh directory or in `directory`
+    /// (the caller's, kept: a later agent there finds its state).
+    init(config: String = RunningAgent.config(role: "central"), directory existing: String? = nil) throws {
+        directory = existing ?? makeTemporaryDirectory()
+        ownsDirectory = existing == nil
         writeFile("\(directory)/roles.json", config)
         child = try Child(
             "\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json"],
@@ -236,6 +270,6 @@ final class RunningAgent {
 
     deinit {
         kill(child.pid, SIGKILL)
-        _ = "rm -rf '\(directory)'".withCString { system($0) }
+        if ownsDirectory { _ = "rm -rf '\(directory)'".withCString { system($0) } }
     }
 }

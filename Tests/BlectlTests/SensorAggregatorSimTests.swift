@@ -16,15 +16,6 @@ struct SensorAggregatorSimTests {
     let bthome = BluetoothUUID(uuid16: 0xFCD2)
     let configUUID = BluetoothUUID(high: 0x0714_0EC2_D234_4118, low: 0xA438_6859_4541_4E79)
 
-    /// The default scenario with a second adapter for the test's central.
-    func twoAdapterScenario(in directory: String) throws -> String {
-        let text = readText("\(repositoryRoot)/sim/scenarios/default.json")
-        #expect(text.contains("\"adapters\": 1"))
-        let path = "\(directory)/two-adapters.json"
-        writeFile(path, text.replacing("\"adapters\": 1", with: "\"adapters\": 2"))
-        return path
-    }
-
     func agentConfig(scenario: String, data: String) -> String {
         """
         {
@@ -76,7 +67,8 @@ struct SensorAggregatorSimTests {
         let data = makeTemporaryDirectory()
         defer { _ = "rm -rf '\(data)'".withCString { system($0) } }
         writeFile("\(data)/temp", "2314\n")
-        let agent = try RunningAgent(config: agentConfig(scenario: try twoAdapterScenario(in: data), data: data))
+        let agent = try RunningAgent(
+            config: agentConfig(scenario: SensorAgent.twoAdapterScenario(in: data), data: data))
         let socket = ["--socket", agent.socketPath]
         let status = try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)
         #expect(status["roleState"]?["state"] == "running", "\(status)")
@@ -136,5 +128,77 @@ struct SensorAggregatorSimTests {
         #expect(readings["windowSeconds"]?.intValue == 600, "\(readings)")
         try await central.cancelConnection(node)
         _ = agent.stop()
+    }
+
+    @Test(
+        "blectl shows each central's subscriptions, whole: none before, then Temperature and Humidity of the central on hci1 (an unidentified central on BlueZ, MTU 23)"
+    )
+    func subscriptionsShownByBlectl() async throws {
+        let data = makeTemporaryDirectory()
+        defer { _ = "rm -rf '\(data)'".withCString { system($0) } }
+        let ingest = "\(data)/ingest.sock"
+        // No battery sensor: no Battery service, whose Battery Level a BlueZ central may subscribe to by itself.
+        let sensors = """
+            { "id": "room", "kind": "temperature", "source": { "type": "ingest" } },
+            { "id": "hum", "kind": "humidity", "source": { "type": "ingest" } }
+            """
+        let agent = try RunningAgent(
+            config: SensorAgent.config(
+                scenario: SensorAgent.twoAdapterScenario(in: data), ingest: ingest, sensors: sensors))
+        SensorAgent.send(ingest, #"{"sensor": "room", "value": 21}"#)
+        SensorAgent.send(ingest, #"{"sensor": "hum", "value": 40}"#)
+        let socket = ["--socket", agent.socketPath]
+        let status = try SensorAgent.call(agent, "agent.status")
+        let address = try #require(status["sim"]?["busAddress"]?.stringValue)
+        let connection = try await DBusConnection.connect(address: address)
+        let central = CentralManager(
+            backend: try await BlueZCentralBackend(
+                connection: connection, options: BlueZCentralBackend.Options(acquireNotify: false)),
+            options: CentralManager.Options(adapter: "/org/bluez/hci1"))
+        for await state in central.stateUpdates() where state == .poweredOn { break }
+        var heard: Discovery?
+        for await found in try central.scanForPeripherals(withServices: [.environmentalSensing]) {
+            heard = found
+            break
+        }
+        central.stopScan()
+        let found = try #require(heard)
+        let node = try #require(central.retrievePeripherals(withIdentifiers: [found.identifier]).first)
+        try await central.connect(node)
+        let ess = try #require(try await node.discoverServices([.environmentalSensing]).first)
+        let characteristics = try await node.discoverCharacteristics([.temperature, .humidity], for: ess)
+        let temperature = try #require(characteristics.first { $0.uuid == .temperature })
+        let humidity = try #require(characteristics.first { $0.uuid == .humidity })
+
+        func cell(_ text: String) -> String { text + String(repeating: " ", count: 38 - text.count) }
+        #expect(try blectl(socket + ["subscribers"]).stdout == "CENTRAL  CHARACTERISTIC  MTU\n")
+
+        // Each subscription is known to the agent once its current value arrives (sent at once on subscribing).
+        let temperatures = node.notifications(for: temperature)
+        try await node.setNotifyValue(true, for: temperature)
+        let first = await Self.values(of: temperatures, until: [0x34, 0x08], within: .seconds(30))
+        #expect(first.last == [0x34, 0x08], "21.00 degC at once: \(first)")
+        let humidities = node.notifications(for: humidity)
+        try await node.setNotifyValue(true, for: humidity)
+        let second = await Self.values(of: humidities, until: [0xA0, 0x0F], within: .seconds(30))
+        #expect(second.last == [0xA0, 0x0F], "40.00 % at once: \(second)")
+
+        // bluetoothd's StartNotify names no central and no MTU: one unidentified central per adapter (hci0 is
+        // 00:AA:01:00:00:00 in blesim), MTU the ATT minimum (docs/bluez-peripheral.md).
+        let id = BlueZPeripheralBackend.unidentifiedCentral(adapterAddress: "00:AA:01:00:00:00").uuidString
+        let subscribers = try blectl(socket + ["subscribers"])
+        #expect(
+            subscribers.stdout
+                == cell("CENTRAL") + cell("CHARACTERISTIC") + "MTU\n"
+                + cell(id) + cell(BluetoothUUID.temperature.uuidString) + "23\n"
+                + cell(id) + cell(BluetoothUUID.humidity.uuidString) + "23\n", "\(subscribers)")
+        let subscriptions = try blectl(socket + ["--json", "call", "sensors.subscriptions"])
+        #expect(
+            subscriptions.stdout == #"{"centrals":[{"central":""# + id
+                + #"","mtu":23,"blocked":false,"dropped":0,"characteristics":["00002a6e-0000-1000-8000-00805f9b34fb","00002a6f-0000-1000-8000-00805f9b34fb"]}],"#
+                + #""note":"bluetoothd does not say which central subscribed (docs/bluez-peripheral.md): on BlueZ all subscribers of an adapter appear as one unidentified central"}"#
+                + "\n", "\(subscriptions)")
+        try await central.cancelConnection(node)
+        #expect(agent.stop().status == 0)
     }
 }

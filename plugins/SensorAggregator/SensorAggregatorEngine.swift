@@ -151,6 +151,10 @@ public struct SensorAggregatorEngine: Sendable {
         policy.centrals.map { ($0, policy.subscriptions(of: $0)) }
     }
 
+    /// Waiting notifications dropped because a blocked central's queue was
+    /// full (`notification.queueLimit`), by central.
+    public var droppedNotifications: [String: Int] { policy.dropped }
+
     /// The transport did not take `notification`.
     public mutating func refused(_ notification: NotificationPolicy.Notification) { policy.refused(notification) }
 

@@ -15,14 +15,21 @@ public struct IngestSocketError: Error, Sendable, Hashable, CustomStringConverti
 public final class IngestSocket: Sendable {
     /// The datagrams received, at most `maxLineBytes + 1` bytes each (a
     /// longer one arrives cut at that length, so the parser counts it `tooLong`).
-    public let datagrams: AsyncStream<[UInt8]>
+    public var datagrams: AsyncStream<[UInt8]> { queue.stream }
+    /// Datagrams dropped unparsed because `bufferLimit` were already waiting.
+    public var overflowed: Int { queue.dropped }
     /// The socket's path.
     public let path: String
     private let source: Mutex<(any DispatchSourceRead)?>
+    private let queue: DatagramQueue
 
     /// Binds `path` (a stale socket file there is replaced; any other file
-    /// is an error) with permission bits `mode`.
-    public init(path: String, maxLineBytes: Int, mode: mode_t = 0o660) throws(IngestSocketError) {
+    /// is an error) with permission bits `mode`. At most `bufferLimit`
+    /// datagrams wait to be parsed; past that the oldest is dropped and
+    /// counted (``overflowed``), so a flood never grows memory.
+    public init(
+        path: String, maxLineBytes: Int, mode: mode_t = 0o660, bufferLimit: Int = 256
+    ) throws(IngestSocketError) {
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else {
@@ -54,8 +61,8 @@ public final class IngestSocket: Sendable {
             throw IngestSocketError(description: "cannot bind \(path): \(reason)")
         }
         self.path = path
-        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(256))
-        datagrams = stream
+        let queue = DatagramQueue(limit: bufferLimit)
+        self.queue = queue
         let capacity = maxLineBytes + 1
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "bleagent.ingest"))
         source.setEventHandler {
@@ -63,23 +70,49 @@ public final class IngestSocket: Sendable {
             while true {
                 let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, capacity, 0) }
                 guard count >= 0 else { break }  // EAGAIN: drained
-                continuation.yield(Array(buffer[..<count]))
+                queue.push(Array(buffer[..<count]))
             }
         }
         source.setCancelHandler {
             Glibc.close(fd)
-            unlink(path)
-            continuation.finish()
+            queue.finish()
         }
         source.resume()
         self.source = Mutex(source)
     }
 
-    /// Stops reading, closes the socket and removes its path.
+    /// Removes its path (before returning: a new socket may be bound there at
+    /// once), stops reading and closes the socket.
     public func close() {
         source.withLock { source in
+            if source != nil { unlink(path) }
             source?.cancel()
             source = nil
         }
     }
+}
+
+/// The datagrams waiting between the socket's reader and the plugin: at most
+/// `limit`; pushing onto a full queue drops the oldest and counts it.
+public final class DatagramQueue: Sendable {
+    /// The datagrams, oldest first.
+    public let stream: AsyncStream<[UInt8]>
+    private let continuation: AsyncStream<[UInt8]>.Continuation
+    private let droppedCount = Mutex(0)
+
+    /// An empty queue holding at most `limit` datagrams.
+    public init(limit: Int) {
+        (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(limit))
+    }
+
+    /// How many datagrams were dropped because the queue was full.
+    public var dropped: Int { droppedCount.withLock { $0 } }
+
+    /// Adds a datagram (dropping and counting the oldest when full).
+    public func push(_ datagram: [UInt8]) {
+        if case .dropped = continuation.yield(datagram) { droppedCount.withLock { $0 += 1 } }
+    }
+
+    /// Ends the stream.
+    public func finish() { continuation.finish() }
 }

@@ -201,6 +201,7 @@ actor SensorAggregatorNode {
             [
                 "central": .string(central), "mtu": mtus[central].map { .int(Int64($0)) } ?? .null,
                 "blocked": .bool(blocked.contains(central)),
+                "dropped": .int(Int64(engine.droppedNotifications[central] ?? 0)),
                 "characteristics": .array(characteristics.map { .string($0.uuidString) }),
             ]
         }
@@ -211,8 +212,9 @@ actor SensorAggregatorNode {
         ]
     }
 
-    /// `sensors.ingest-stats`: accepted and rejected lines by reason.
-    func ingestStats() -> JSON {
+    /// `sensors.ingest-stats`: accepted and rejected lines by reason, and
+    /// `overflowed`, the datagrams the socket dropped unparsed (a flood).
+    func ingestStats(overflowed: Int) -> JSON {
         var rejected = JSONObject()
         for reason in IngestRejection.allCases {
             rejected[reason.rawValue] = .int(Int64(engine.counters.rejections(reason)))
@@ -220,7 +222,7 @@ actor SensorAggregatorNode {
         return [
             "accepted": .int(Int64(engine.counters.accepted)),
             "rejectedTotal": .int(Int64(engine.counters.totalRejected)), "rejected": .object(rejected),
-            "refusedUpdates": .int(Int64(refusedUpdates)),
+            "overflowed": .int(Int64(overflowed)), "refusedUpdates": .int(Int64(refusedUpdates)),
         ]
     }
 
@@ -329,6 +331,8 @@ actor SensorAggregatorNode {
         do throws(PluginStateError) {
             try snapshots.save(engine.state, now: now)
             engine.flushed(at: now)
+            let samples = engine.state.windows.values.reduce(0) { $0 + $1.samples.count }
+            events.emit("flushed", ["samples": .int(Int64(samples)), "savedAt": .double(now)])
         } catch {
             logger.error("cannot save aggregates: \(error)")
         }

@@ -33,7 +33,20 @@ final class SensorAggregatorPlugin: RolePlugin {
         }
         var tasks: [Task<Void, Never>] = []
         if let socket {
-            tasks.append(Task { for await datagram in socket.datagrams { await node.ingest(datagram) } })
+            let logger = context.logger
+            tasks.append(
+                Task {
+                    var overflowed = 0
+                    for await datagram in socket.datagrams {
+                        // A flood overflowed the waiting datagrams: logged at the 1st, 2nd, 4th, 8th... drop.
+                        let now = socket.overflowed
+                        if now > overflowed, (overflowed + 1...now).contains(where: { $0 & ($0 - 1) == 0 }) {
+                            logger.warning("ingest: \(now) datagrams dropped unparsed so far (more than 256 waiting)")
+                        }
+                        overflowed = now
+                        await node.ingest(datagram)
+                    }
+                })
         }
         if let manager {
             let requests = manager.requests()
@@ -48,7 +61,9 @@ final class SensorAggregatorPlugin: RolePlugin {
         running.withLock { $0 = (node, socket, tasks) }
         try context.methods.register("sensors.readings") { _ in await node.readings() }
         try context.methods.register("sensors.subscriptions") { _ in await node.subscriptions() }
-        try context.methods.register("sensors.ingest-stats") { _ in await node.ingestStats() }
+        try context.methods.register("sensors.ingest-stats") { [socket] _ in
+            await node.ingestStats(overflowed: socket?.overflowed ?? 0)
+        }
         await node.begin()
         context.logger.info(
             "started: \(config.sensors.count) sensors"
