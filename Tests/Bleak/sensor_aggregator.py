@@ -5,9 +5,8 @@ embedded blesim: the agent advertises and serves GATT on hci0, this script is a 
 
     sensor_aggregator.py INGEST_SOCKET [--acquire-notify]
 
---acquire-notify adds a second round of notifications through AcquireNotify (Bleak's use_start_notify False). The
-test does not pass it yet: blesim does not relay an AcquireNotify on a local application's characteristic (the
-agent's) to the application, so no notification arrives on the socket (docs/profiles/sensor-aggregator.md).
+--acquire-notify adds a second round of notifications through AcquireNotify (Bleak's use_start_notify False): the
+central's AcquireNotify reaches the agent as StartNotify, and the notifications arrive on the socket.
 
 Readings are driven through the agent's ingest socket (Unix datagrams, one JSON line each). The BTHome service
 data (0xFCD2) is decoded with Home Assistant's own parser, `bthome-ble` (PyPI, pinned in the venv), not by this

@@ -34,7 +34,7 @@ struct SensorAggregatorBleakTests {
         """
 
     @Test(
-        "Bleak's scan sees the BTHome service data (bthome-ble decodes 23.14 degC, 46.65 %, 1013.17 hPa, 87 %), connects, reads Temperature, ES Measurement and Summary, gets notifications through StartNotify as ingest readings change while a second connected central (hci2) gets none until it subscribes, disconnects",
+        "Bleak's scan sees the BTHome service data (bthome-ble decodes 23.14 degC, 46.65 %, 1013.17 hPa, 87 %), connects, reads Temperature, ES Measurement and Summary, gets notifications through StartNotify and then through AcquireNotify as ingest readings change while a second connected central (hci2) gets none until it subscribes, disconnects",
         .enabled(if: bleakAvailable))
     func bleakCentral() throws {
         guard access(python, X_OK) == 0 else {
@@ -51,7 +51,7 @@ struct SensorAggregatorBleakTests {
         let address = try #require(status["sim"]?["busAddress"]?.stringValue, "\(status)")
 
         let script = try Child(
-            python, ["\(repositoryRoot)/Tests/Bleak/sensor_aggregator.py", ingest],
+            python, ["\(repositoryRoot)/Tests/Bleak/sensor_aggregator.py", ingest, "--acquire-notify"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": address, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"])
         // The script's own waits are 30 s each; it prints a line after each step.
         let (exitStatus, output, errors) = script.finish(silence: 90_000)
@@ -60,7 +60,7 @@ struct SensorAggregatorBleakTests {
         )
         for step in [
             "decoded by bthome-ble 3.25.0: {'battery': 87, 'temperature': 23.14, 'humidity': 46.65, 'pressure': 1013.17}",
-            "read Temperature 0a09 = 23.14 degC", "StartNotify: ", "'c409', '5a0a', '6009']",
+            "read Temperature 0a09 = 23.14 degC", "StartNotify: ", "AcquireNotify: ", "'c409', '5a0a', '6009']",
             "hci2 (connected) got nothing until it subscribed, then ", "disconnected",
         ] {
             #expect(output.contains(step), "no '\(step)' in:\n\(output)")
