@@ -149,9 +149,11 @@ public final class Peripheral: Sendable {
     /// An event each time writes without response can be sent again.
     public func readyToSendWriteWithoutResponse() -> AsyncStream<Void> {
         let path = devicePath
+        // Subscribed now, not when the task starts: a drain right after this call is not lost.
+        let drains = central.flowBroadcast.stream()
         return AsyncStream { continuation in
             let task = Task {
-                for await ready in central.flowBroadcast.stream() where ready == path { continuation.yield(()) }
+                for await ready in drains where ready == path { continuation.yield(()) }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
