@@ -89,6 +89,65 @@ struct CentralAPIOverBlesimTests {
         }
     }
 
+    @Test(
+        "AcquireNotify refused with InProgress (another client's StartNotify session) falls back to StartNotify: notifications arrive, none lost"
+    )
+    func acquireNotifyFallsBackToStartNotify() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let central = try await rig.central()
+            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
+            let counter = try #require(characteristics[FaultRig.counter])
+            // Another client of bluetoothd subscribes first, with StartNotify.
+            _ = try await rig.monitor.call(
+                destination: "org.bluez", path: try ObjectPath(counter.objectPath),
+                interface: "org.bluez.GattCharacteristic1", member: "StartNotify", arguments: [])
+            var values = peripheral.notifications(for: counter).makeAsyncIterator()
+            try await peripheral.setNotifyValue(true, for: counter)
+            #expect(peripheral.isNotifying(counter))
+            let received = await FaultRig.take(10, from: &values)
+            #expect(received.count == 10 && isGapless(received), "\(received)")
+            #expect(
+                try await rig.property(counter.objectPath, "org.bluez.GattCharacteristic1", "NotifyAcquired")
+                    == .boolean(false), "a StartNotify session, not a socket")
+        }
+    }
+
+    @Test(
+        "the mirror is bounded: a device silenced by a fault is dropped after the stale age while BlueZ still lists it; a device still heard stays"
+    )
+    func staleDevicesLeaveTheMirror() async throws {
+        try await FaultRig.with { rig in
+            // Tests/BlesimTests/Fixtures/air.json: Near-A and HRM-C advertise every 50 ms.
+            let sim = try await BlesimProcess.start(address: rig.bus.address)
+            defer { sim.kill() }
+            let central = try await rig.central(options: .init(mirrorLimits: .init(staleDeviceAge: .seconds(1))))
+            var scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))
+                .makeAsyncIterator()
+            var ids: [String: PeripheralIdentifier] = [:]
+            while ids.count < 2, let found = await scan.next() {
+                if let name = found.name, ["Near-A", "HRM-C"].contains(name) { ids[name] = found.identifier }
+            }
+            let hrm = try #require(ids["HRM-C"])
+            let near = try #require(ids["Near-A"])
+            try await rig.control("Silence", [Self.hrm, .boolean(true)])
+            // Near-A's reports (its ManufacturerData with every advertisement, DuplicateData) keep
+            // events coming, and the manager prunes as they arrive: poll for the outcome.
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(20)
+            while !central.retrievePeripherals(withIdentifiers: [hrm]).isEmpty, clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(central.retrievePeripherals(withIdentifiers: [hrm]).isEmpty, "HRM-C left the mirror")
+            #expect(central.retrievePeripherals(withIdentifiers: [near]).count == 1, "Near-A is still heard")
+            #expect(
+                try await rig.property(FaultRig.devicePath, "org.bluez.Device1", "Address")
+                    == .string(FaultRig.hrmAddress), "BlueZ still lists HRM-C (temporary timeout 30 s)")
+            central.stopScan()
+        }
+    }
+
     @Test("Options.adapter chooses hci1 (discovery runs there, not on hci0); a missing adapter is unsupported")
     func adapterChoice() async throws {
         try await FaultRig.with { rig in
