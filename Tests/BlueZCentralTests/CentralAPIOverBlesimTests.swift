@@ -148,6 +148,34 @@ struct CentralAPIOverBlesimTests {
         }
     }
 
+    @Test(
+        "scan options against blesim: an RSSI threshold and a name pattern each filter their own scan, while an unfiltered scan beside them hears every device"
+    )
+    func scanOptions() async throws {
+        try await FaultRig.with { rig in
+            // Tests/BlesimTests/Fixtures/air.json, no noise: Near-A about -53 dBm, HRM-C -69, Far-B -89.
+            let sim = try await BlesimProcess.start(address: rig.bus.address)
+            defer { sim.kill() }
+            let central = try await rig.central()
+            let strong = try central.scanForPeripherals(options: ScanOptions(rssiThreshold: -75))
+            let named = try central.scanForPeripherals(options: ScanOptions(namePattern: "HRM"))
+            var everything = try central.scanForPeripherals().makeAsyncIterator()
+            var heard: Set<String> = []
+            while !heard.isSuperset(of: ["Near-A", "Far-B", "HRM-C"]), let found = await everything.next() {
+                if let name = found.name { heard.insert(name) }
+            }
+            // Every report the unfiltered scan got was offered to the others at the same time.
+            central.stopScan()
+            var strongNames: Set<String> = []
+            for await found in strong { strongNames.insert(found.name ?? found.identifier.description) }
+            var namedNames: Set<String> = []
+            for await found in named { namedNames.insert(found.name ?? found.identifier.description) }
+            #expect(strongNames.isSuperset(of: ["Near-A", "HRM-C"]), "\(strongNames)")
+            #expect(!strongNames.contains("Far-B"), "\(strongNames)")
+            #expect(namedNames == ["HRM-C"], "\(namedNames)")
+        }
+    }
+
     @Test("Options.adapter chooses hci1 (discovery runs there, not on hci0); a missing adapter is unsupported")
     func adapterChoice() async throws {
         try await FaultRig.with { rig in
