@@ -29,6 +29,8 @@ public struct Scenario: Sendable, Equatable {
     public var link: LinkModel? = nil
     /// Faults the scenario schedules (its `faults` list), in file order.
     public var faults: [ScheduledFault] = []
+    /// Virtual centrals the scenario declares (its `centrals` list).
+    public var centrals: [ScenarioCentral] = []
 
     /// A scenario from its parts.
     public init(
