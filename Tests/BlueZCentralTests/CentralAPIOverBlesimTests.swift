@@ -176,6 +176,24 @@ struct CentralAPIOverBlesimTests {
         }
     }
 
+    @Test("a bus whose policy refuses our calls to org.bluez makes the manager unauthorized; operations are refused")
+    func unauthorized() async throws {
+        try await PrivateBus.with(policy: #"<deny send_destination="org.bluez"/>"#) { bus in
+            let sim = try await BlesimProcess.start(address: bus.address)
+            defer { sim.kill() }
+            let connection = try await bus.connect()
+            let central = CentralManager(backend: try await BlueZCentralBackend(connection: connection))
+            #expect(await first(central.stateUpdates(), where: { $0 == .unauthorized }) == .unauthorized)
+            do throws(BLEError) {
+                _ = try central.scanForPeripherals()
+                Issue.record("a scan was accepted on a bus that refuses us")
+            } catch {
+                #expect(error.code == .unauthorized)
+            }
+            await connection.close()
+        }
+    }
+
     @Test("Options.adapter chooses hci1 (discovery runs there, not on hci0); a missing adapter is unsupported")
     func adapterChoice() async throws {
         try await FaultRig.with { rig in
