@@ -2,6 +2,7 @@ import BLE
 import BlueZ
 import DBus
 import GATT
+import Glibc
 import TestSupport
 import Testing
 
@@ -191,6 +192,70 @@ struct CentralAPIOverBlesimTests {
                 #expect(error.code == .unauthorized)
             }
             await connection.close()
+        }
+    }
+
+    static let descriptorScenario = """
+        { "adapters": 1, "mtu": 64,
+          "devices": [ { "address": "C0:00:00:00:00:0C", "addressType": "random", "intervalMs": 50,
+            "advertising": { "name": "HRM-C", "serviceUUIDs": ["180D"] }, "rssi": { "distance": 3 },
+            "gatt": { "services": [
+              { "uuid": "180D", "characteristics": [ { "uuid": "2A37", "flags": ["notify"], "value": "0000" } ] },
+              { "uuid": "12345678-1234-5678-1234-56789abcdef0", "characteristics": [
+                { "uuid": "12345678-1234-5678-1234-56789abcdef1", "flags": ["read", "write"],
+                  "value": { "utf8": "note" },
+                  "descriptors": [ { "uuid": "2901", "value": { "utf8": "Long note" }, "writable": true } ] } ] } ] } } ] }
+        """
+
+    @Test(
+        "against blesim's HRM-C: state connecting while Connect is delayed; descriptors discovered, read and written; a long write with response read back whole; a read without the read property refused"
+    )
+    func peripheralOperations() async throws {
+        try await FaultRig.with { rig in
+            // HRM-C (MTU 64) with a note, its writable 2901 descriptor, and a notify-only 2A37.
+            let path = rig.bus.directory + "/descriptors.json"
+            try await offPool {
+                guard let file = fopen(path, "w") else { throw FaultRig.Failure("cannot write \(path)") }
+                fputs(Self.descriptorScenario, file)
+                fclose(file)
+            }
+            let sim = try await BlesimProcess.start(address: rig.bus.address, scenario: path)
+            defer { sim.kill() }
+            let central = try await rig.central()
+            let peripheral = try await FaultRig.findHRM(central, on: try central.scanForPeripherals())
+            central.stopScan()
+            try await rig.control("SetDelay", [Self.hrm, .double(1)])
+            let connecting = Task { try await central.connect(peripheral) }
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(20)
+            while peripheral.state != .connecting, clock.now < deadline { await Task.yield() }
+            #expect(peripheral.state == .connecting, "while Connect is delayed")
+            try await connecting.value
+            #expect(peripheral.state == .connected)
+            try await rig.control("SetDelay", [Self.hrm, .double(0)])
+
+            var characteristics: [BluetoothUUID: RemoteCharacteristic] = [:]
+            for service in try await peripheral.discoverServices() {
+                for found in try await peripheral.discoverCharacteristics(for: service) {
+                    characteristics[found.uuid] = found
+                }
+            }
+            let note = try #require(characteristics[FaultRig.note])
+            let descriptors = try await peripheral.discoverDescriptors(for: note)
+            let description = try #require(descriptors.first { $0.uuid == BluetoothUUID(uuid16: 0x2901) })
+            #expect(try await peripheral.readValue(for: description) == Array("Long note".utf8))
+            try await peripheral.writeValue(Array("Short".utf8), for: description)
+            #expect(try await peripheral.readValue(for: description) == Array("Short".utf8))
+
+            // 200 bytes over an MTU of 64: BlueZ writes it long (prepare/execute), the manager asks once.
+            let long = (0..<200).map { UInt8($0) }
+            try await peripheral.writeValue(long, for: note, type: .withResponse)
+            #expect(try await peripheral.readValue(for: note) == long)
+
+            let measurement = try #require(characteristics[BluetoothUUID(uuid16: 0x2A37)])
+            #expect(
+                await errorCode { () async throws(BLEError) in try await peripheral.readValue(for: measurement) }
+                    == .operationNotSupported)
         }
     }
 
