@@ -168,6 +168,52 @@ struct LocalApplicationTests {
     }
 
     @Test(
+        "applications without a valid service are Failed \"No valid service object found\"; SupportedInstances counts the free instance; SupportedIncludes as bluetoothd"
+    )
+    func validationAndInstances() async throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--adapters", "1"])
+        let client = try await BlueZClient.connect(bus)
+        let manager = "org.bluez.LEAdvertisingManager1"
+        #expect(try await client.property("/org/bluez/hci0", manager, "SupportedInstances") == .byte(1))
+        #expect(
+            try await client.property("/org/bluez/hci0", manager, "SupportedIncludes")
+                == .array(.string, ["tx-power", "appearance", "local-name"].map(DBusValue.string)))
+        let bad = try await DBusConnection.connect(address: bus.address)
+        let objects = bad.objects
+        objects.addObjectManager(at: try ObjectPath("/bad/app"))
+        objects.addObjectManager(at: try ObjectPath("/empty/app"))
+        try objects.export(
+            ObjectPath("/bad/app/service0"),
+            interfaces: [
+                try ExportedInterface(
+                    "org.bluez.GattService1", methods: [],
+                    properties: [
+                        ExportedProperty("UUID", type: .string, value: .string("not-a-uuid")),
+                        ExportedProperty("Primary", type: .boolean, value: .boolean(true)),
+                    ])
+            ])
+        for root in ["/bad/app", "/empty/app"] {
+            do {
+                _ = try await bad.call(
+                    destination: "org.bluez", path: ObjectPath("/org/bluez/hci0"), interface: "org.bluez.GattManager1",
+                    member: "RegisterApplication",
+                    arguments: [.objectPath(ObjectPath(root)), .dictionary(key: .string, value: .variant, [])])
+                Issue.record("\(root) was registered")
+            } catch let error as DBusError {
+                #expect(error.name.rawValue == "org.bluez.Error.Failed", "\(root)")
+                #expect(error.message == "No valid service object found", "\(root)")
+            }
+        }
+        let app = try await DBusConnection.connect(address: bus.address)
+        try Self.exportApplication(app, calls: Calls())
+        try await Self.register(app)
+        #expect(try await client.property("/org/bluez/hci0", manager, "SupportedInstances") == .byte(0))
+        #expect(try await client.property("/org/bluez/hci0", manager, "ActiveInstances") == .byte(1))
+        _ = (sim, bad, app)
+    }
+
+    @Test(
         "a remote read passes device, mtu and link \"LE\" (offset only when non-zero); an application error maps through ATT; StartNotify and Value changes notify"
     )
     func optionsAndNotifications() async throws {

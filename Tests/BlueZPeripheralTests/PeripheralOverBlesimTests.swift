@@ -1,0 +1,96 @@
+import BLE
+import BlueZ
+import DBus
+import GATT
+import TestSupport
+import Testing
+
+/// Issue 4's peripheral requests against blesim: a PeripheralManager over BlueZPeripheralBackend
+/// serves a service on hci0 and blesim's virtual central (org.blesim.Control1) reads, writes and
+/// subscribes, as a remote central's ATT requests reach an application through bluetoothd.
+@Suite("PeripheralManager's requests against blesim's virtual central", .serialized, .timeLimit(.minutes(1)))
+struct PeripheralOverBlesimTests {
+    static let level = LocalCharacteristic(service: .battery, uuid: .batteryLevel)
+    static let hci0 = DBusValue.string("hci0")
+
+    @Test(
+        "reads answered by the plugin, a write refused with an ATT error, a subscription event (StartNotify: unidentified central, MTU 23), updateValue notifies, an unanswered read becomes Unlikely Error at the deadline"
+    )
+    func requestsFromAVirtualCentral() async throws {
+        try await PrivateBus.with { bus in
+            let sim = try await BlesimProcess.start(address: bus.address)
+            defer { sim.kill() }
+            let connection = try await bus.connect()
+            let backend = try await BlueZPeripheralBackend.start(connection: connection)
+            let manager = PeripheralManager(
+                backend: backend, options: .init(adapter: "/org/bluez/hci0", requestTimeout: .seconds(1)))
+            for await state in manager.stateUpdates() where state == .poweredOn { break }
+            try await manager.add(
+                GATTService(
+                    uuid: .battery,
+                    characteristics: [GATTCharacteristic(uuid: .batteryLevel, properties: [.read, .write, .notify])]))
+            let central = try await bus.connect()
+            func control(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+                try await central.call(
+                    destination: "org.bluez", path: try ObjectPath("/org/blesim"), interface: "org.blesim.Control1",
+                    member: member, arguments: arguments
+                ).arguments()
+            }
+            let notifications = try await central.signals(
+                MatchRule(sender: "org.bluez", interface: "org.blesim.Control1", member: "Notification"),
+                buffering: .unbounded)
+            var requests = manager.requests().makeAsyncIterator()
+            var subscriptions = manager.subscriptionEvents().makeAsyncIterator()
+            _ = try await control("CentralConnect", [Self.hci0])
+
+            let read = Task { try await control("CentralRead", [Self.hci0, .string("2a19")]) }
+            let readRequest = try #require(await requests.next())
+            #expect(readRequest.isRead && readRequest.characteristic == Self.level && readRequest.offset == 0)
+            #expect(readRequest.respond(with: [42]))
+            #expect(try await read.value.first?.bytesValue == [42])
+
+            let write = Task {
+                try await control("CentralWrite", [Self.hci0, .string("2a19"), .bytes([7]), .boolean(true)])
+            }
+            let writeRequest = try #require(await requests.next())
+            #expect(!writeRequest.isRead && writeRequest.value == [7])
+            #expect(writeRequest.respond(withError: .writeNotPermitted))
+            do {
+                _ = try await write.value
+                Issue.record("a refused write succeeded")
+            } catch let error as DBusError {
+                #expect(error.name.rawValue == "org.bluez.Error.NotPermitted", "\(error)")
+            }
+
+            _ = try await control("CentralSubscribe", [Self.hci0, .string("2a19"), .boolean(true)])
+            guard case .subscribed(let who, let characteristic, let mtu)? = await subscriptions.next() else {
+                Issue.record("no subscription event")
+                return
+            }
+            // bluetoothd 5.66 calls the application's StartNotify without options (no device, no
+            // mtu): the manager reports an unidentified central with the minimum MTU.
+            #expect(characteristic == Self.level)
+            #expect(mtu.value == 23, "\(mtu)")
+            #expect(manager.subscribers(of: Self.level)[who] != nil)
+            #expect(manager.updateValue([55], for: Self.level))
+            var signals = notifications.makeAsyncIterator()
+            let notified = try #require(await signals.next())
+            #expect(try notified.arguments().last?.bytesValue == [55])
+
+            // Nobody answers this one: the manager answers Unlikely Error (0x0e) at its deadline.
+            let unanswered = Task { try await control("CentralRead", [Self.hci0, .string("2a19")]) }
+            let ignored = try #require(await requests.next())
+            do {
+                _ = try await unanswered.value
+                Issue.record("an unanswered read succeeded")
+            } catch let error as DBusError {
+                #expect(error.name.rawValue == "org.bluez.Error.Failed", "\(error)")
+                #expect(error.message == "Operation failed with ATT error: 0x0e", "\(error)")
+            }
+            #expect(ignored.isAnswered)
+            await central.close()
+            await backend.shutdown()
+            await connection.close()
+        }
+    }
+}
