@@ -259,6 +259,31 @@ struct CentralAPIOverBlesimTests {
         }
     }
 
+    @Test(
+        "notification-state events: on after setNotifyValue(true), on once more when the manager restores it after a link loss, off after setNotifyValue(false)"
+    )
+    func notificationStateEvents() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let central = try await rig.central()
+            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
+            let counter = try #require(characteristics[FaultRig.counter])
+            var changes = peripheral.notificationStateUpdates().makeAsyncIterator()
+            try await peripheral.setNotifyValue(true, for: counter)
+            #expect(
+                await changes.next() == NotificationStateChange(characteristic: counter.reference, isNotifying: true))
+            try await rig.control("DropLink", [Self.hrm])
+            // The manager connects the wanted peripheral again and restores the subscription: one change.
+            #expect(
+                await changes.next() == NotificationStateChange(characteristic: counter.reference, isNotifying: true))
+            try await peripheral.setNotifyValue(false, for: counter)
+            // Had the restore been reported twice, this would be a second `true`.
+            #expect(
+                await changes.next() == NotificationStateChange(characteristic: counter.reference, isNotifying: false))
+        }
+    }
+
     @Test("Options.adapter chooses hci1 (discovery runs there, not on hci0); a missing adapter is unsupported")
     func adapterChoice() async throws {
         try await FaultRig.with { rig in

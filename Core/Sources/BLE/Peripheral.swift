@@ -205,18 +205,46 @@ public final class Peripheral: Sendable {
                 if let generation {
                     central.state.withLock { $0.subscriptions.started(reference, generation: generation) }
                 }
+                central.notificationStateBroadcast.yield(.init(characteristic: reference, isNotifying: true))
             } catch {
                 _ = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
                 try? central.persist()
+                central.notificationStateBroadcast.yield(
+                    .init(characteristic: reference, isNotifying: false, error: error))
                 throw error
             }
         } else {
             let wasStarted = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
             try central.persist()
-            guard wasStarted else { return }
-            try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
-                try await backend.stopNotify(characteristic: attribute)
+            guard wasStarted else {
+                central.notificationStateBroadcast.yield(.init(characteristic: reference, isNotifying: false))
+                return
             }
+            do throws(BLEError) {
+                try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
+                    try await backend.stopNotify(characteristic: attribute)
+                }
+                central.notificationStateBroadcast.yield(.init(characteristic: reference, isNotifying: false))
+            } catch {
+                central.notificationStateBroadcast.yield(
+                    .init(characteristic: reference, isNotifying: false, error: error))
+                throw error
+            }
+        }
+    }
+
+    /// Each subscription of this peripheral turned on or off (Core Bluetooth's
+    /// didUpdateNotificationStateFor): by ``setNotifyValue(_:for:)`` and by the
+    /// manager's restore after every reconnect. Subscribed at the call.
+    public func notificationStateUpdates() -> AsyncStream<NotificationStateChange> {
+        let id = identifier
+        let changes = central.notificationStateBroadcast.stream()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await change in changes where change.characteristic.peripheral == id { continuation.yield(change) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
         }
     }
 
