@@ -243,6 +243,17 @@ import Testing
         #expect(peripheral.canSendWriteWithoutResponse)
     }
 
+    @Test func serviceDiscoveryProgressFollowsConnectedAndServicesResolved() async throws {
+        let (manager, backend, _) = await poweredOn(connected: true, resolved: false)
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        #expect(peripheral.serviceDiscoveryState == .discovering)
+        backend.send(FakeTree.deviceChanged(["ServicesResolved": .bool(true)]))
+        while peripheral.serviceDiscoveryState != .discovered { await Task.yield() }  // bounded by the suite's limit
+        backend.send(FakeTree.deviceChanged(["ServicesResolved": .bool(false), "Connected": .bool(false)]))
+        while peripheral.serviceDiscoveryState != .idle { await Task.yield() }
+        #expect(peripheral.serviceDiscoveryState == .idle)
+    }
+
     @Test func aReadOnACharacteristicWithoutReadIsRefused() async throws {
         let (manager, _, _) = await poweredOn()
         let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)

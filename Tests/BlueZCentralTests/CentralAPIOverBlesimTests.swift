@@ -224,6 +224,7 @@ struct CentralAPIOverBlesimTests {
             let central = try await rig.central()
             let peripheral = try await FaultRig.findHRM(central, on: try central.scanForPeripherals())
             central.stopScan()
+            #expect(peripheral.serviceDiscoveryState == .idle)
             try await rig.control("SetDelay", [Self.hrm, .double(1)])
             let connecting = Task { try await central.connect(peripheral) }
             let clock = ContinuousClock()
@@ -232,6 +233,8 @@ struct CentralAPIOverBlesimTests {
             #expect(peripheral.state == .connecting, "while Connect is delayed")
             try await connecting.value
             #expect(peripheral.state == .connected)
+            _ = try await peripheral.discoverServices()
+            #expect(peripheral.serviceDiscoveryState == .discovered)
             try await rig.control("SetDelay", [Self.hrm, .double(0)])
 
             var characteristics: [BluetoothUUID: RemoteCharacteristic] = [:]

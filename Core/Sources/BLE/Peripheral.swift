@@ -32,6 +32,16 @@ public final class Peripheral: Sendable {
         central.state.withLock { $0.peripheralStates[identifier] ?? .disconnected }
     }
 
+    /// Service discovery progress, from Device1's Connected and ServicesResolved.
+    public var serviceDiscoveryState: ServiceDiscoveryState {
+        central.state.withLock { state in
+            guard let path = state.mirror.devicePath(for: identifier), let device = state.mirror.device(at: path),
+                device.connected
+            else { return .idle }
+            return device.servicesResolved ? .discovered : .discovering
+        }
+    }
+
     /// The services BlueZ resolved, empty until then.
     public var services: [RemoteService] {
         central.state.withLock { state in
