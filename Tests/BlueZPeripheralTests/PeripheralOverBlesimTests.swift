@@ -93,4 +93,88 @@ struct PeripheralOverBlesimTests {
             await connection.close()
         }
     }
+    @Test(
+        "the application's objects refuse a stranger with AccessDenied while blesim reads them; a power cycle is poweredOff, poweredOn and the service back; removeAllServices takes it off the air"
+    )
+    func accessPowerCycleAndRemoval() async throws {
+        try await PrivateBus.with { bus in
+            let sim = try await BlesimProcess.start(address: bus.address)
+            defer { sim.kill() }
+            let connection = try await bus.connect()
+            let backend = try await BlueZPeripheralBackend.start(connection: connection)
+            let manager = PeripheralManager(backend: backend, options: .init(adapter: "/org/bluez/hci0"))
+            var states = manager.stateUpdates().makeAsyncIterator()
+            for await state in manager.stateUpdates() where state == .poweredOn { break }
+            try await manager.add(
+                GATTService(
+                    uuid: .battery, characteristics: [GATTCharacteristic(uuid: .batteryLevel, properties: [.read])]))
+            let answering = Task {
+                for await request in manager.requests() { _ = request.respond(with: [77]) }
+            }
+            defer { answering.cancel() }
+            let central = try await bus.connect()
+            func control(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
+                try await central.call(
+                    destination: "org.bluez", path: try ObjectPath("/org/blesim"), interface: "org.blesim.Control1",
+                    member: member, arguments: arguments
+                ).arguments()
+            }
+            /// Connects the virtual central once hci0 has an application again (bounded wait).
+            func connectWhenServed() async throws {
+                let clock = ContinuousClock()
+                let deadline = clock.now + .seconds(20)
+                while true {
+                    do {
+                        _ = try await control("CentralConnect", [Self.hci0])
+                        return
+                    } catch let error as DBusError where clock.now < deadline {
+                        _ = error
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                }
+            }
+
+            // The first application is /org/bleagent/peripheral/app1 (BlueZPeripheralBackend's layout).
+            let stranger = try await bus.connect()
+            let owner = try #require(connection.uniqueName)
+            do {
+                _ = try await stranger.call(
+                    destination: owner, path: try ObjectPath("/org/bleagent/peripheral/app1/service0/char0"),
+                    interface: "org.bluez.GattCharacteristic1", member: "ReadValue",
+                    arguments: [.dictionary(key: .string, value: .variant, [])])
+                Issue.record("a stranger read the application's characteristic")
+            } catch let error as DBusError {
+                #expect(error.name == .accessDenied, "\(error)")
+            }
+            try await connectWhenServed()
+            #expect(try await control("CentralRead", [Self.hci0, .string("2a19")]).first?.bytesValue == [77])
+
+            _ = try await control("PowerCycle", [.uint32(0)])
+            // poweredOff, then poweredOn (bounded by the suite's time limit).
+            var seen: [ManagerState] = []
+            while let state = await states.next() {
+                if state == .poweredOff || (state == .poweredOn && seen.contains(.poweredOff)) { seen.append(state) }
+                if seen.last == .poweredOn { break }
+            }
+            #expect(seen == [.poweredOff, .poweredOn])
+            try await connectWhenServed()
+            #expect(
+                try await control("CentralRead", [Self.hci0, .string("2a19")]).first?.bytesValue == [77],
+                "registered again after the power cycle")
+
+            try await manager.removeAllServices()
+            #expect(manager.services.isEmpty)
+            do {
+                _ = try await control("CentralConnect", [Self.hci0])
+                _ = try await control("CentralRead", [Self.hci0, .string("2a19")])
+                Issue.record("the removed service was still served")
+            } catch let error as DBusError {
+                #expect(error.name.rawValue.hasPrefix("org.bluez.Error."), "\(error)")
+            }
+            await stranger.close()
+            await central.close()
+            await backend.shutdown()
+            await connection.close()
+        }
+    }
 }
