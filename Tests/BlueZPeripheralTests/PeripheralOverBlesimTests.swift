@@ -2,6 +2,7 @@ import BLE
 import BlueZ
 import DBus
 import GATT
+import Glibc
 import TestSupport
 import Testing
 
@@ -119,14 +120,15 @@ struct PeripheralOverBlesimTests {
                     member: member, arguments: arguments
                 ).arguments()
             }
-            /// Connects the virtual central once hci0 has an application again (bounded wait).
-            func connectWhenServed() async throws {
+            /// The virtual central's read of Battery Level once hci0 serves it (bounded wait): the
+            /// manager may register its application again meanwhile, which drops the link.
+            func readWhenServed() async throws -> [UInt8]? {
                 let clock = ContinuousClock()
                 let deadline = clock.now + .seconds(20)
                 while true {
                     do {
                         _ = try await control("CentralConnect", [Self.hci0])
-                        return
+                        return try await control("CentralRead", [Self.hci0, .string("2a19")]).first?.bytesValue
                     } catch let error as DBusError where clock.now < deadline {
                         _ = error
                         try await Task.sleep(for: .milliseconds(50))
@@ -146,8 +148,7 @@ struct PeripheralOverBlesimTests {
             } catch let error as DBusError {
                 #expect(error.name == .accessDenied, "\(error)")
             }
-            try await connectWhenServed()
-            #expect(try await control("CentralRead", [Self.hci0, .string("2a19")]).first?.bytesValue == [77])
+            #expect(try await readWhenServed() == [77])
 
             _ = try await control("PowerCycle", [.uint32(0)])
             // poweredOff, then poweredOn (bounded by the suite's time limit).
@@ -157,10 +158,7 @@ struct PeripheralOverBlesimTests {
                 if seen.last == .poweredOn { break }
             }
             #expect(seen == [.poweredOff, .poweredOn])
-            try await connectWhenServed()
-            #expect(
-                try await control("CentralRead", [Self.hci0, .string("2a19")]).first?.bytesValue == [77],
-                "registered again after the power cycle")
+            #expect(try await readWhenServed() == [77], "served after the power cycle")
 
             try await manager.removeAllServices()
             #expect(manager.services.isEmpty)
@@ -173,6 +171,80 @@ struct PeripheralOverBlesimTests {
             }
             await stranger.close()
             await central.close()
+            await backend.shutdown()
+            await connection.close()
+        }
+    }
+    @Test(
+        "peripheral restoration against blesim: a manager whose connection dies is replaced by one on the same store, which restores, registers and advertises again"
+    )
+    func restorationAfterTheProcessDies() async throws {
+        try await PrivateBus.with { bus in
+            let sim = try await BlesimProcess.start(address: bus.address)
+            defer { sim.kill() }
+            let directory = bus.directory + "/state"
+            #expect(mkdir(directory, 0o700) == 0)
+            defer {  // PrivateBus removes its directory's files, not subdirectories
+                unlink(directory + "/peripheral.json")
+                rmdir(directory)
+            }
+            let store = try #require(RestorationStore(directory: directory, restoreIdentifier: "peripheral"))
+            let battery = GATTService(
+                uuid: .battery, characteristics: [GATTCharacteristic(uuid: .batteryLevel, properties: [.read])])
+            let advertisement = AdvertisingData(serviceUUIDs: [.battery], localName: "bat")
+            do {
+                let connection = try await bus.connect()
+                let backend = try await BlueZPeripheralBackend.start(connection: connection)
+                let manager = PeripheralManager(
+                    backend: backend, options: .init(adapter: "/org/bluez/hci0", restoration: store))
+                for await state in manager.stateUpdates() where state == .poweredOn { break }
+                try await manager.add(battery)
+                try await manager.startAdvertising(advertisement)
+                // As a killed process: the connection goes, nothing is unregistered by us; blesim
+                // (as bluetoothd) drops the vanished owner's application and advertisement.
+                await connection.close()
+            }
+            let monitor = try await bus.connect()
+            func activeInstances() async throws -> DBusValue? {
+                try await monitor.call(
+                    destination: "org.bluez", path: try ObjectPath("/org/bluez/hci0"),
+                    interface: "org.freedesktop.DBus.Properties", member: "Get",
+                    arguments: [.string("org.bluez.LEAdvertisingManager1"), .string("ActiveInstances")]
+                ).arguments().first?.unwrapped
+            }
+            let clock = ContinuousClock()
+            var deadline = clock.now + .seconds(20)
+            while try await activeInstances() != .byte(0), clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try await activeInstances() == .byte(0), "the old advertisement left with its owner")
+
+            let connection = try await bus.connect()
+            let backend = try await BlueZPeripheralBackend.start(connection: connection)
+            let manager = PeripheralManager(
+                backend: backend, options: .init(adapter: "/org/bluez/hci0", restoration: store))
+            #expect(
+                manager.restoredState == .restored(RestorationState(services: [battery], advertising: advertisement)))
+            let answering = Task {
+                for await request in manager.requests() { _ = request.respond(with: [64]) }
+            }
+            defer { answering.cancel() }
+            deadline = clock.now + .seconds(20)
+            while try await activeInstances() != .byte(1), clock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try await activeInstances() == .byte(1), "advertising again")
+            #expect(manager.isAdvertising)
+            #expect(manager.services == [battery])
+            let control = { (member: String, arguments: [DBusValue]) async throws -> [DBusValue] in
+                try await monitor.call(
+                    destination: "org.bluez", path: try ObjectPath("/org/blesim"), interface: "org.blesim.Control1",
+                    member: member, arguments: arguments
+                ).arguments()
+            }
+            _ = try await control("CentralConnect", [Self.hci0])
+            #expect(try await control("CentralRead", [Self.hci0, .string("2a19")]).first?.bytesValue == [64])
+            await monitor.close()
             await backend.shutdown()
             await connection.close()
         }
