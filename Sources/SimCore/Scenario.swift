@@ -167,6 +167,8 @@ public struct Advertisement: Sendable, Equatable {
     public var txPower: Int8?
     /// The Appearance AD.
     public var appearance: UInt16?
+    /// AD structures carried as they are (a local advertisement's SolicitUUIDs and Data).
+    public var rawStructures: [RawADStructure] = []
 
     /// An advertisement from its parts.
     public init(
