@@ -204,11 +204,13 @@ struct CentralAPIOverBlesimTests {
               { "uuid": "12345678-1234-5678-1234-56789abcdef0", "characteristics": [
                 { "uuid": "12345678-1234-5678-1234-56789abcdef1", "flags": ["read", "write"],
                   "value": { "utf8": "note" },
-                  "descriptors": [ { "uuid": "2901", "value": { "utf8": "Long note" }, "writable": true } ] } ] } ] } } ] }
+                  "descriptors": [ { "uuid": "2901", "value": { "utf8": "Long note" }, "writable": true } ] },
+                { "uuid": "12345678-1234-5678-1234-56789abcdef2", "flags": ["read", "write-without-response"],
+                  "value": "00" } ] } ] } } ] }
         """
 
     @Test(
-        "against blesim's HRM-C: state connecting while Connect is delayed; descriptors discovered, read and written; a long write with response read back whole; a read without the read property refused"
+        "against blesim's HRM-C: state connecting while Connect is delayed; descriptors discovered, read and written; a long write with response read back whole; writes without response limited and chunked; a read without the read property refused"
     )
     func peripheralOperations() async throws {
         try await FaultRig.with { rig in
@@ -255,6 +257,25 @@ struct CentralAPIOverBlesimTests {
             let long = (0..<200).map { UInt8($0) }
             try await peripheral.writeValue(long, for: note, type: .withResponse)
             #expect(try await peripheral.readValue(for: note) == long)
+
+            // Without response: at most MTU - 3 (64 - 3) bytes, refused before BlueZ above that;
+            // the helper cuts 100 bytes into 61 + 39, and the device ends with the last chunk.
+            let command = try #require(characteristics[BluetoothUUID("12345678-1234-5678-1234-56789abcdef2")!])
+            #expect(peripheral.maximumWriteValueLength(for: .withoutResponse, characteristic: command) == 61)
+            #expect(
+                await errorCode { () async throws(BLEError) in
+                    try await peripheral.writeValue(
+                        [UInt8](repeating: 9, count: 62), for: command, type: .withoutResponse)
+                } == .invalidLength)
+            let payload = (0..<100).map { UInt8($0) }
+            try await peripheral.writeValueInChunks(payload, for: command)
+            // Write commands are not answered: read until the last one has arrived (bounded).
+            var last: [UInt8] = []
+            let readDeadline = clock.now + .seconds(20)
+            while last != Array(payload[61...]), clock.now < readDeadline {
+                last = try await peripheral.readValue(for: command)
+            }
+            #expect(last == Array(payload[61...]))
 
             let measurement = try #require(characteristics[BluetoothUUID(uuid16: 0x2A37)])
             #expect(

@@ -177,8 +177,9 @@ public final class Peripheral: Sendable {
     {
         let mtu = characteristic.mtu ?? .minimum
         for chunk in mtu.writeWithoutResponseChunks(of: payload) {
+            let ready = readyToSendWriteWithoutResponse()  // subscribed before looking: no drain missed
             if !canSendWriteWithoutResponse {
-                for await _ in readyToSendWriteWithoutResponse() { break }
+                for await _ in ready { break }
             }
             try await writeValue(chunk, for: characteristic, type: .withoutResponse)
         }
