@@ -134,8 +134,37 @@ extension ScannerEngine {
     /// Queries every unsettled payment of `terminalID` by its transaction id.
     func reconcile(terminalID: String) async {
         let ids = ReconciliationPlanner.queries(in: state, terminal: terminalID)
+        lastQueries = now
         guard !ids.isEmpty else { return }
         logger.info("reconciling \(ids.count) payment(s) with terminal \(terminalID)")
+        await query(ids, terminalID: terminalID)
+    }
+
+    /// Every `requerySeconds` while connected, queries again the unsettled
+    /// payments no pos.pay is waiting for: an answer lost on the way, a resend
+    /// the terminal refused as busy, a final indication missed would otherwise
+    /// wait for the next reconnection.
+    func requeryIfDue() {
+        guard !requerying, let terminalID = link?.session?.terminalID,
+            now - lastQueries >= .milliseconds(Int64(config.requerySeconds * 1000))
+        else { return }
+        let ids = ReconciliationPlanner.queries(in: state, terminal: terminalID).filter { waiters[$0] == nil }
+        guard !ids.isEmpty else { return }
+        requerying = true
+        lastQueries = now
+        logger.info("querying \(ids.count) unsettled payment(s) again with terminal \(terminalID)")
+        Task {
+            await self.query(ids, terminalID: terminalID)
+            self.requeryDone()
+        }
+    }
+
+    private func requeryDone() {
+        requerying = false
+        lastQueries = now
+    }
+
+    private func query(_ ids: [TransactionID], terminalID: String) async {
         for id in ids {
             guard let session = link?.session, session.terminalID == terminalID else { return }
             do {
