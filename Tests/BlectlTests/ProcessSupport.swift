@@ -103,6 +103,22 @@ final class Child {
         return true
     }
 
+    /// Reads stderr until `text` occurs `occurrences` times (or it ends, or the deadline passes).
+    func waitForStderr(containing text: String, occurrences: Int) -> Bool {
+        while stderrText.ranges(of: text).count < occurrences {
+            var poller = pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, deadlineMilliseconds) == 1 else {
+                Issue.record("child \(pid) did not print \"\(text)\" \(occurrences) times within the deadline")
+                return false
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = read(stderrFD, &chunk, chunk.count)
+            if count <= 0 { return false }
+            stderrSoFar += chunk[..<count]
+        }
+        return true
+    }
+
     /// Reads stdout and stderr to their end (the child exited or closed
     /// them), then reaps the child; records an issue past the deadline.
     func finish() -> (status: Int32, stdout: String, stderr: String) {
