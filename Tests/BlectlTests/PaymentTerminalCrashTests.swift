@@ -79,8 +79,10 @@ struct PaymentTerminalCrashTests {
 
         let counts = Dictionary(grouping: done, by: \.point).mapValues(\.count)
         let charges = try bench.terminalTransactions(Self.terminal).map(\.charges).reduce(0, +)
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         print(
-            "PaymentTerminalCrashTests: \(runs) runs in \(ContinuousClock.now - started); kill points "
+            "PaymentTerminalCrashTests: \(runs) runs in \(Int(seconds.rounded())) s; kill points "
                 + KillPoint.allCases.map { "\($0.rawValue) \(counts[$0, default: 0])" }.joined(separator: ", ")
                 + "; \(charges) charges at the terminal")
     }
