@@ -76,18 +76,7 @@ final class Child {
 
     /// Reads stdout until it contains `text` (or ends, or the deadline passes).
     func waitForStdout(containing text: String) -> Bool {
-        while !String(decoding: stdoutSoFar, as: UTF8.self).contains(text) {
-            var poller = pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, deadlineMilliseconds) == 1 else {
-                Issue.record("child \(pid) did not print \"\(text)\" within the deadline")
-                return false
-            }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = read(stdoutFD, &chunk, chunk.count)
-            if count <= 0 { return false }
-            stdoutSoFar += chunk[..<count]
-        }
-        return true
+        wait(on: stdoutFD, into: &stdoutSoFar, for: "\"\(text)\"") { $0.contains(text) }
     }
 
     /// How many whole stdout lines ``waitForStdoutLine(where:)`` has looked at.
@@ -119,16 +108,36 @@ final class Child {
 
     /// Reads stderr until it contains `text` (or ends, or the deadline passes).
     func waitForStderr(containing text: String) -> Bool {
-        while !String(decoding: stderrSoFar, as: UTF8.self).contains(text) {
-            var poller = pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, deadlineMilliseconds) == 1 else {
-                Issue.record("child \(pid) did not print \"\(text)\" within the deadline")
+        wait(on: stderrFD, into: &stderrSoFar, for: "\"\(text)\"") { $0.contains(text) }
+    }
+
+    /// Reads stderr until `text` occurs `occurrences` times (or it ends, or the deadline passes).
+    func waitForStderr(containing text: String, occurrences: Int) -> Bool {
+        wait(on: stderrFD, into: &stderrSoFar, for: "\"\(text)\" \(occurrences) times") {
+            $0.ranges(of: text).count >= occurrences
+        }
+    }
+
+    /// Reads `fd` into `output` until `done` holds for its text. The deadline
+    /// bounds the whole wait, not each read: a child that keeps printing
+    /// other lines cannot keep a test waiting forever.
+    private func wait(
+        on fd: Int32, into output: inout [UInt8], for what: String, until done: (String) -> Bool
+    ) -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(deadlineMilliseconds))
+        while !done(String(decoding: output, as: UTF8.self)) {
+            let left = deadline - ContinuousClock.now
+            let milliseconds = Int32(
+                clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard milliseconds > 0, poll(&poller, 1, milliseconds) == 1 else {
+                Issue.record("child \(pid) did not print \(what) within the deadline")
                 return false
             }
             var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = read(stderrFD, &chunk, chunk.count)
+            let count = read(fd, &chunk, chunk.count)
             if count <= 0 { return false }
-            stderrSoFar += chunk[..<count]
+            output += chunk[..<count]
         }
         return true
     }

@@ -15,6 +15,9 @@ public struct ScannerConfig: Sendable, Hashable {
     public var expirySeconds: Double = 10
     /// How long (seconds) pos.pay waits for the final status before answering 1003.
     public var paymentDeadlineSeconds: Double = 30
+    /// How often (seconds) unsettled payments no pos.pay waits for are queried
+    /// again while the terminal is connected (a lost answer, a busy resend).
+    public var requerySeconds: Double = 5
     /// The journal's file name in the plugin's state directory.
     public var journal: String = "payments.journal"
 
@@ -32,7 +35,9 @@ public struct ScannerConfig: Sendable, Hashable {
     public init(json: JSON) throws(PluginConfigError) {
         if json.isNull { return }
         guard let object = json.objectValue else { throw PluginConfigError(path: "", "expected an object") }
-        let known = ["rssiThreshold", "margin", "dwell", "expiry", "paymentDeadlineSeconds", "journal"]
+        let known = [
+            "rssiThreshold", "margin", "dwell", "expiry", "paymentDeadlineSeconds", "requerySeconds", "journal",
+        ]
         for key in object.keys where !known.contains(key) {
             throw PluginConfigError(path: key, "unknown field")
         }
@@ -43,6 +48,7 @@ public struct ScannerConfig: Sendable, Hashable {
         paymentDeadlineSeconds =
             try Self.number(object["paymentDeadlineSeconds"], "paymentDeadlineSeconds", 0.1...3600)
             ?? paymentDeadlineSeconds
+        requerySeconds = try Self.number(object["requerySeconds"], "requerySeconds", 0.1...3600) ?? requerySeconds
         if let value = object["journal"] {
             guard let name = value.stringValue, !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
                 throw PluginConfigError(path: "journal", "expected a plain file name (no / and no leading .)")

@@ -21,6 +21,10 @@ actor ScannerEngine {
     /// pos.pay calls waiting for their payment's final status.
     var waiters: [TransactionID: AsyncStream<PaymentOutcome>.Continuation] = [:]
     private let origin = ContinuousClock.now
+    /// When unsettled payments were last queried (on connect or again later).
+    var lastQueries: Duration = .zero
+    /// Whether a later round of queries is running.
+    var requerying = false
 
     init(central: CentralManager, config: ScannerConfig, context: RoleContext) throws(JournalError) {
         self.central = central
@@ -60,11 +64,13 @@ actor ScannerEngine {
         choiceMayHaveChanged(from: before)
     }
 
-    /// Re-evaluates the choice with time passing (expiry, dwell).
+    /// Re-evaluates the choice with time passing (expiry, dwell), and queries
+    /// unsettled payments again when due.
     func tick() {
         let before = table.selected
         table.tick(at: now)
         choiceMayHaveChanged(from: before)
+        requeryIfDue()
     }
 
     /// Emits the selection events and moves the link when the choice changed.
