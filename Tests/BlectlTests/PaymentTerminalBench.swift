@@ -110,9 +110,11 @@ final class LaneAgent {
     }
 
     /// Writes the config (once) and starts the agent; `crashAt` arms the
-    /// scanner's test hook (`BLEAGENT_POS_CRASH_AT`).
+    /// scanner's test hook (`BLEAGENT_POS_CRASH_AT`). The default config has no settle period: the bench has
+    /// one terminal, and the crash test restarts the lane a hundred times.
     init(
-        bench: PaymentTerminalBench, directory: String, scanner: String = #"{"paymentDeadlineSeconds": 10}"#,
+        bench: PaymentTerminalBench, directory: String,
+        scanner: String = #"{"paymentDeadlineSeconds": 10, "settle": 0}"#,
         crashAt: String? = nil
     ) throws {
         self.directory = directory

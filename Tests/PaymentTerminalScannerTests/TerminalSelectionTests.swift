@@ -22,6 +22,27 @@ import Testing
         #expect(table.selected == "near")
     }
 
+    @Test func theFirstChoiceWaitsForTheSettlePeriodAndTakesTheNearestNotTheFirstHeard() {
+        var settled = SelectionPolicy(smoothing: 0.3, thresholdDBm: -75, marginDB: 6, settle: .seconds(1))
+        var table = TerminalTable(policy: settled)
+        table.observe(id: "mid", name: "Mid", rssi: -65, at: .zero)
+        table.tick(at: .milliseconds(500))
+        #expect(table.selected == nil)  // still listening
+        table.observe(id: "near", name: "Near", rssi: -50, at: .milliseconds(600))
+        table.observe(id: "mid", name: nil, rssi: -65, at: .milliseconds(900))
+        #expect(table.selected == nil)
+        table.tick(at: .seconds(1))
+        #expect(table.selected == "near")
+        // Without a settle period the first heard above the threshold is chosen (and kept: near is not
+        // ahead for the dwell yet).
+        settled.settle = .zero
+        var eager = TerminalTable(policy: settled)
+        eager.observe(id: "mid", name: "Mid", rssi: -65, at: .zero)
+        eager.observe(id: "near", name: "Near", rssi: -50, at: .milliseconds(600))
+        eager.tick(at: .seconds(1))
+        #expect(eager.selected == "mid")
+    }
+
     @Test func twoTerminalsAtSimilarDistanceDoNotFlap() {
         var table = TerminalTable(policy: policy)
         var generator = SplitMix(seed: 3)

@@ -13,17 +13,21 @@ public struct SelectionPolicy: Sendable, Hashable {
     public var dwell: Duration
     /// A terminal not seen for this long leaves the table.
     public var expiry: Duration
+    /// How long the table listens, from the first terminal heard, before its first automatic choice: every
+    /// terminal in range is heard (a few advertising intervals) and the nearest is chosen, not the first heard.
+    public var settle: Duration
 
     /// A policy; the defaults suit a lane with terminals a metre or two away.
     public init(
         smoothing: Double = 0.3, thresholdDBm: Double = -75, marginDB: Double = 6, dwell: Duration = .seconds(3),
-        expiry: Duration = .seconds(10)
+        expiry: Duration = .seconds(10), settle: Duration = .zero
     ) {
         self.smoothing = smoothing
         self.thresholdDBm = thresholdDBm
         self.marginDB = marginDB
         self.dwell = dwell
         self.expiry = expiry
+        self.settle = settle
     }
 }
 
@@ -72,6 +76,8 @@ public struct TerminalTable: Sendable {
     public private(set) var selected: String?
     private var entries: [String: TerminalEntry] = [:]
     private var challenger: (id: String, since: Duration)?
+    /// When the first terminal of this listening period was heard (nil while the table is empty).
+    private var listeningSince: Duration?
 
     /// An empty table.
     public init(policy: SelectionPolicy) {
@@ -88,6 +94,7 @@ public struct TerminalTable: Sendable {
 
     /// Records an advertisement of `id` heard at `rssi` dBm, then re-evaluates.
     public mutating func observe(id: String, name: String?, rssi: Int, at now: Duration) {
+        if listeningSince == nil { listeningSince = now }
         if var entry = entries[id] {
             entry.smoothedRSSI += policy.smoothing * (Double(rssi) - entry.smoothedRSSI)
             entry.lastRSSI = rssi
@@ -152,6 +159,7 @@ public struct TerminalTable: Sendable {
 
     private mutating func evaluate(at now: Duration) {
         entries = entries.filter { now - $0.value.lastSeen < policy.expiry }
+        if entries.isEmpty { listeningSince = nil }
         if let current = selected, entries[current] == nil { selected = nil }
         switch mode {
         case .released:
@@ -168,8 +176,10 @@ public struct TerminalTable: Sendable {
         guard let currentID = selected, let current = entries[currentID],
             current.smoothedRSSI >= policy.thresholdDBm - policy.marginDB
         else {
-            selected = candidates.first?.id
             challenger = nil
+            // The first choice waits for the settle period: the nearest, not the first heard.
+            if selected == nil, let since = listeningSince, now - since < policy.settle { return }
+            selected = candidates.first?.id
             return
         }
         guard let best = candidates.first(where: { $0.id != currentID }),
