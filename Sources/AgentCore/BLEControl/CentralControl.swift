@@ -11,6 +11,12 @@ import Synchronization
 /// (whose values become `value` events). Bound to a manager when the central
 /// role starts, unbound when it stops; while unbound every method fails with
 /// -32011.
+///
+/// A device connected through `central.connect` stays wanted until
+/// `central.disconnect`: when its link is lost (the peer or the air dropped it;
+/// BlueZ does not reconnect an unbonded LE device by itself) it is connected
+/// again with a backoff of 250 ms doubling to 10 s, and the manager restores
+/// its subscriptions on the new link.
 public final class CentralControl: Sendable {
     struct Row: Sendable {
         var name: String?
@@ -24,6 +30,10 @@ public final class CentralControl: Sendable {
         var devices: [PeripheralIdentifier: Row] = [:]
         var subscriptions: [String: Task<Void, Never>] = [:]
         var watchers: [Task<Void, Never>] = []
+        /// Devices `central.connect` connected and `central.disconnect` did not release.
+        var wanted: Set<PeripheralIdentifier> = []
+        /// The reconnect loop of each wanted device whose link was lost.
+        var reconnecting: [PeripheralIdentifier: Task<Void, Never>] = [:]
     }
 
     private let state = Mutex(State())
@@ -43,9 +53,10 @@ public final class CentralControl: Sendable {
         old.scan?.cancel()
         old.subscriptions.values.forEach { $0.cancel() }
         old.watchers.forEach { $0.cancel() }
+        old.reconnecting.values.forEach { $0.cancel() }
         guard let central else { return }
         let bus = self.bus
-        let connections = Task {
+        let connections = Task { [weak self] in
             for await event in central.connectionEvents() {
                 switch event {
                 case .connected(let id): bus.publish(.connected, ["id": .string(id.uuidString)])
@@ -54,6 +65,7 @@ public final class CentralControl: Sendable {
                 case .disconnected(let id, let error):
                     bus.publish(
                         .disconnected, ["id": .string(id.uuidString), "error": error.map { .string("\($0)") } ?? .null])
+                    if error != nil { self?.linkLost(id, central: central) }
                 }
             }
         }
@@ -77,10 +89,15 @@ public final class CentralControl: Sendable {
         try registry.registerBuiltin("central.connect") { [self] call in
             let (central, peripheral) = try peripheral(call)
             do { try await central.connect(peripheral) } catch { throw BLEParams.rpc(error) }
+            state.withLock { _ = $0.wanted.insert(peripheral.identifier) }
             return ["id": .string(peripheral.identifier.uuidString), "connected": true]
         }
         try registry.registerBuiltin("central.disconnect") { [self] call in
             let (central, peripheral) = try peripheral(call)
+            state.withLock { state in
+                state.wanted.remove(peripheral.identifier)
+                state.reconnecting.removeValue(forKey: peripheral.identifier)?.cancel()
+            }
             do { try await central.cancelConnection(peripheral) } catch { throw BLEParams.rpc(error) }
             return ["id": .string(peripheral.identifier.uuidString), "connected": false]
         }
@@ -104,6 +121,32 @@ public final class CentralControl: Sendable {
         }
         try registry.registerBuiltin("central.subscribe") { [self] call in try await subscribe(call, true) }
         try registry.registerBuiltin("central.unsubscribe") { [self] call in try await subscribe(call, false) }
+    }
+
+    /// The link to `id` was lost: reconnect it while it is wanted (one loop per device).
+    private func linkLost(_ id: PeripheralIdentifier, central: CentralManager) {
+        state.withLock { state in
+            guard state.central === central, state.wanted.contains(id), state.reconnecting[id] == nil else { return }
+            state.reconnecting[id] = Task { [weak self] in
+                await self?.reconnect(id, central: central)
+            }
+        }
+    }
+
+    private func reconnect(_ id: PeripheralIdentifier, central: CentralManager) async {
+        var delay = Duration.milliseconds(250)
+        while !Task.isCancelled, state.withLock({ $0.wanted.contains(id) }) {
+            // After a bluetoothd restart the device is unknown until a scan hears it again.
+            if let peripheral = central.retrievePeripherals(withIdentifiers: [id]).first {
+                if peripheral.state == .connected { break }
+                if (try? await central.connect(peripheral)) != nil { break }
+            }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(10))
+        }
+        state.withLock { state in
+            if state.central === central { state.reconnecting[id] = nil }
+        }
     }
 
     private func running(stoppingScan: Bool = false) throws(RPCError) -> (CentralManager, Task<Void, Never>?) {
