@@ -8,16 +8,24 @@ extension CentralManager {
         var changes: [ObjectTreeChange] = []
         var failed: [OperationQueue.Action] = []
         var toReconnect: [String] = []
+        var synced: [String] = []
         state.withLock { state in
             let before = state.machine.state
             switch event {
             case .bluetoothdPresent(let present):
                 stateChange = state.machine.apply(.bluetoothdPresent(present))
                 changes = state.mirror.reset()
+                state.servicesSynced = []
+                state.servicesSyncRequested = [:]
             case .accessDenied:
                 stateChange = state.machine.apply(.accessDenied)
             case .snapshot(let snapshot, let serial):
                 changes = state.mirror.applySnapshot(snapshot, serial: serial, now: now)
+                for (path, asked) in state.servicesSyncRequested where asked < state.mirror.snapshotsApplied {
+                    state.servicesSyncRequested[path] = nil
+                    state.servicesSynced.insert(path)
+                    synced.append(path)
+                }
                 let adapters = state.mirror.adapters.map {
                     ManagerStateMachine.Adapter(path: $0.path, powered: $0.powered)
                 }
@@ -82,7 +90,29 @@ extension CentralManager {
         default: break
         }
         react(to: changes)
-        if !changes.isEmpty { treeBroadcast.yield(()) }
+        for path in synced { deviceLinkChanged(path) }
+        if !changes.isEmpty || !synced.isEmpty { treeBroadcast.yield(()) }
+    }
+
+    /// Asks for a snapshot that confirms `path`'s services (see
+    /// ``deviceLinkChanged(_:)``); if that fails, the services as the signals
+    /// gave them are taken as they are.
+    private func synchronizeServices(_ path: String) {
+        let backend = self.backend
+        Task { [weak self] in
+            do throws(BLEError) { try await backend.requestSnapshot() } catch {
+                guard let self else { return }
+                let pending = state.withLock { state -> Bool in
+                    guard state.servicesSyncRequested.removeValue(forKey: path) != nil else { return false }
+                    state.servicesSynced.insert(path)
+                    return true
+                }
+                if pending {
+                    deviceLinkChanged(path)
+                    treeBroadcast.yield(())
+                }
+            }
+        }
     }
 
     private func react(to changes: [ObjectTreeChange]) {
@@ -147,7 +177,8 @@ extension CentralManager {
         }
     }
 
-    private func deviceLinkChanged(_ path: String) {
+    func deviceLinkChanged(_ path: String) {
+        var needsSync = false
         var failed: [OperationQueue.Action] = []
         var event: ConnectionEvent?
         var resubscribe: [(CharacteristicReference, String, UInt64)] = []
@@ -161,7 +192,19 @@ extension CentralManager {
                     state.peripheralStates[id] = .connected
                     event = .connected(id)
                 }
-                if device.servicesResolved {
+                // bluetoothd 5.66 can signal ServicesResolved before the
+                // InterfacesAdded of the services it has just exported (its
+                // gdbus flushes the device object's pending changes first):
+                // once per link, a GetManagedObjects reply (which holds every
+                // exported object) settles the tree before the services are
+                // used or the subscriptions restored.
+                if device.servicesResolved && !state.servicesSynced.contains(path)
+                    && state.servicesSyncRequested[path] == nil
+                {
+                    state.servicesSyncRequested[path] = state.mirror.snapshotsApplied
+                    needsSync = true
+                }
+                if device.servicesResolved && state.servicesSynced.contains(path) {
                     let (generation, references) = state.subscriptions.linkUp(id)
                     for reference in references {
                         if let characteristicPath = state.mirror.characteristicPath(for: reference) {
@@ -171,7 +214,12 @@ extension CentralManager {
                         }
                     }
                 }
-            } else if previous != .disconnected {
+            }
+            if !device.connected {
+                state.servicesSynced.remove(path)
+                state.servicesSyncRequested[path] = nil
+            }
+            if !device.connected && previous != .disconnected {
                 state.peripheralStates[id] = .disconnected
                 if var queue = state.queues[path] {
                     failed = queue.linkDropped()
@@ -184,6 +232,7 @@ extension CentralManager {
         }
         run(failed)
         if let event { connectionBroadcast.yield(event) }
+        if needsSync { synchronizeServices(path) }
         for (reference, characteristicPath, generation) in resubscribe {
             let backend = self.backend
             Task { [weak self] in

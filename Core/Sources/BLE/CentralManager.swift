@@ -51,6 +51,10 @@ public final class CentralManager: Sendable {
         var cannotSend: Set<String> = []
         var known: [PeripheralIdentifier: RestorationState.KnownPeripheral] = [:]
         var nextPrune: BLEInstant = .zero
+        /// Device paths whose resolved services a snapshot has confirmed on the current link.
+        var servicesSynced: Set<String> = []
+        /// Device paths waiting for that snapshot: `mirror.snapshotsApplied` when it was asked for.
+        var servicesSyncRequested: [String: Int] = [:]
     }
 
     struct Runner: Sendable {
