@@ -186,9 +186,8 @@ import Testing
         #expect(backend.log.filter { $0 == .startNotify(FakeTree.measurement) }.count == 2)
     }
 
-    /// bluetoothd 5.66 (seen in the VM, Tests/VM/scenarios.sh) can signal
-    /// ServicesResolved before the InterfacesAdded of the services it has just
-    /// exported. Without the snapshot the manager asks for, discoverServices
+    /// bluetoothd 5.66 (seen in the VM, Tests/VM/scenarios.sh) sometimes
+    /// signals ServicesResolved before the InterfacesAdded of every service. Without the snapshot the manager asks for, discoverServices
     /// returned [] and the restored subscription failed (no characteristic yet).
     @Test func servicesResolvedBeforeTheServicesArriveWaitsForTheSnapshot() async throws {
         let full = FakeTree.snapshot(connected: true, resolved: true)

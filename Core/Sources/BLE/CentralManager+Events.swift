@@ -21,7 +21,8 @@ extension CentralManager {
                 stateChange = state.machine.apply(.accessDenied)
             case .snapshot(let snapshot, let serial):
                 changes = state.mirror.applySnapshot(snapshot, serial: serial, now: now)
-                for (path, asked) in state.servicesSyncRequested where asked < state.mirror.snapshotsApplied {
+                for (path, asked) in state.servicesSyncRequested where asked.applied < state.mirror.snapshotsApplied {
+                    if let after = asked.afterSerial, let serial, serial <= after { continue }
                     state.servicesSyncRequested[path] = nil
                     state.servicesSynced.insert(path)
                     synced.append(path)
@@ -32,6 +33,7 @@ extension CentralManager {
                 stateChange = state.machine.apply(.treeLoaded(adapters))
             case .delta(let delta, let serial):
                 changes = state.mirror.receive(delta, serial: serial, now: now)
+                state.currentDeltaSerial = serial
             case .notification, .writeWithoutResponseFlow:
                 break
             }
@@ -90,6 +92,7 @@ extension CentralManager {
         default: break
         }
         react(to: changes)
+        state.withLock { $0.currentDeltaSerial = nil }
         for path in synced { deviceLinkChanged(path) }
         if !changes.isEmpty || !synced.isEmpty { treeBroadcast.yield(()) }
     }
@@ -192,16 +195,17 @@ extension CentralManager {
                     state.peripheralStates[id] = .connected
                     event = .connected(id)
                 }
-                // bluetoothd 5.66 can signal ServicesResolved before the
-                // InterfacesAdded of the services it has just exported (its
-                // gdbus flushes the device object's pending changes first):
-                // once per link, a GetManagedObjects reply (which holds every
-                // exported object) settles the tree before the services are
-                // used or the subscriptions restored.
+                // bluetoothd 5.66 sometimes signals ServicesResolved before the
+                // InterfacesAdded of every service of a first connection (seen
+                // in the VM: the agent listed no service, Bleak 1 of 6; a race
+                // in the order bluetoothd flushes its D-Bus changes). Once per
+                // link, a GetManagedObjects reply sent after that signal (it
+                // holds every exported object) settles the tree before the
+                // services are used or the subscriptions restored.
                 if device.servicesResolved && !state.servicesSynced.contains(path)
                     && state.servicesSyncRequested[path] == nil
                 {
-                    state.servicesSyncRequested[path] = state.mirror.snapshotsApplied
+                    state.servicesSyncRequested[path] = (state.mirror.snapshotsApplied, state.currentDeltaSerial)
                     needsSync = true
                 }
                 if device.servicesResolved && state.servicesSynced.contains(path) {
