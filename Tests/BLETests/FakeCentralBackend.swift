@@ -68,7 +68,9 @@ final class FakeCentralBackend: CentralBackend {
 
     func requestSnapshot() async throws(BLEError) {
         record(.requestSnapshot)
-        guard let tree = snapshotReply.withLock({ $0 }) else { throw BLEError(.failed, message: "no snapshot scripted") }
+        guard let tree = snapshotReply.withLock({ $0 }) else {
+            throw BLEError(.failed, message: "no snapshot scripted")
+        }
         send(.snapshot(tree, serial: nil))
     }
     func refresh(path: String, interface: String) async throws(BLEError) { record(.refresh(path)) }

@@ -57,7 +57,10 @@ actor ScannerEngine {
             logger.info("terminal found: \(describe(key)), RSSI \(rssi.map { "\($0) dBm" } ?? "not available")")
             events.emit(
                 "terminal-found",
-                ["terminal": .string(key), "name": name.map(JSON.string) ?? .null, "rssi": rssi.map { .int(Int64($0)) } ?? .null])
+                [
+                    "terminal": .string(key), "name": name.map(JSON.string) ?? .null,
+                    "rssi": rssi.map { .int(Int64($0)) } ?? .null,
+                ])
         }
         choiceMayHaveChanged(from: before)
     }
