@@ -151,4 +151,21 @@ import Testing
         #expect(table.entry("dev_VM")?.smoothedRSSI == -60)
         #expect(table.selected == "dev_VM")
     }
+
+    @Test func aConnectedTerminalThatStopsAdvertisingDoesNotExpire() {
+        var table = TerminalTable(policy: policy)  // expiry 10 s
+        table.observe(id: "T", name: "Lane", rssi: -50, at: .zero)
+        #expect(table.selected == "T")
+        // Connected from t = 1 s: no advertisement any more, the link touches it every tick.
+        for second in 1...30 {
+            table.touch("T", at: .seconds(second))
+            table.tick(at: .seconds(second))
+        }
+        #expect(table.selected == "T")
+        // Link gone, still silent: it expires as before.
+        table.tick(at: .seconds(41))
+        #expect(table.selected == nil && table.entry("T") == nil)
+        table.touch("T", at: .seconds(42))  // touching an unknown terminal adds nothing
+        #expect(table.entry("T") == nil)
+    }
 }

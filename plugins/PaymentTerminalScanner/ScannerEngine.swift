@@ -68,6 +68,8 @@ actor ScannerEngine {
     /// Re-evaluates the choice with time passing (expiry, dwell).
     func tick() {
         let before = table.selected
+        // The connected terminal does not advertise while connected: its link is its sighting.
+        if let link, link.session != nil { table.touch(link.key, at: now) }
         table.tick(at: now)
         choiceMayHaveChanged(from: before)
     }

@@ -127,6 +127,14 @@ public struct TerminalTable: Sendable {
         evaluate(at: now)
     }
 
+    /// Counts `id` as seen at `now` without an advertisement: the lane's
+    /// connected terminal. A connected LE peripheral's controller stops
+    /// (legacy) advertising until the link ends (seen against bluetoothd in
+    /// the VM), so without this the chosen terminal would expire while in use.
+    public mutating func touch(_ id: String, at now: Duration) {
+        entries[id]?.lastSeen = now
+    }
+
     /// Records a battery level read from `id`.
     public mutating func setBatteryLevel(_ level: UInt8, for id: String) {
         entries[id]?.batteryLevel = level

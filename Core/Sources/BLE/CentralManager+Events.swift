@@ -195,10 +195,12 @@ extension CentralManager {
                     state.peripheralStates[id] = .connected
                     event = .connected(id)
                 }
-                // bluetoothd 5.66 sometimes signals ServicesResolved before the
-                // InterfacesAdded of every service of a first connection (seen
-                // in the VM: the agent listed no service, Bleak 1 of 6; a race
-                // in the order bluetoothd flushes its D-Bus changes). Once per
+                // bluetoothd 5.66 may signal ServicesResolved (with UUIDs, Name)
+                // before the InterfacesAdded of the services of a first
+                // connection: dbus-monitor in the VM showed it (the agent then
+                // listed no service, Bleak none or 1 of 6), while the conformance
+                // fixture recorded the opposite order: it depends on timing.
+                // Once per
                 // link, a GetManagedObjects reply sent after that signal (it
                 // holds every exported object) settles the tree before the
                 // services are used or the subscriptions restored.
