@@ -93,8 +93,15 @@ public struct SimWorld: Sendable {
     public mutating func advance(to now: SimInstant) -> [Batch] {
         var batches: [[AdapterEvent]] = Array(repeating: [], count: adapters.count)
         let listening = isListening
+        // An adapter's own advertisement stops once a central connects, until the link ends: the
+        // kernel's legacy advertising is disabled by the connection and re-enabled at disconnection
+        // (seen against bluetoothd in the VM: the connected terminal vanished from scans).
+        let connectedLocal = Set(links.values.filter(\.connected).map(\.device))
+            .intersection(localPeripherals.values.map(\.device))
         for (deviceIndex, time) in air.events(through: now)
-        where listening && !silenced.contains(deviceIndex) && !offAir.contains(deviceIndex) {
+        where listening && !silenced.contains(deviceIndex) && !offAir.contains(deviceIndex)
+            && !connectedLocal.contains(deviceIndex)
+        {
             let device = devices[deviceIndex]
             for adapterIndex in adapters.indices
             where adapters[adapterIndex].discovering && localPeripherals[adapterIndex]?.device != deviceIndex {
