@@ -149,4 +149,44 @@ import Testing
         #expect(table.resolve("nowhere") == nil)
         #expect(table.entry("dev_BB")?.info?.terminalID == "T-7")
     }
+
+    @Test func rssiNotAvailableNeverSelectsButCanBePinnedByName() {
+        // BlueZ reports HCI's "not available" (127) as Device1.RSSI = 127; btvirt always does.
+        #expect(TerminalTable.usableRSSI(127) == nil)
+        #expect(TerminalTable.usableRSSI(nil) == nil)
+        #expect(TerminalTable.usableRSSI(-60) == -60)
+        var table = TerminalTable(policy: policy)
+        for second in 0...5 {
+            table.observe(id: "dev_VM", name: "VT-VM", rssi: TerminalTable.usableRSSI(127), at: .seconds(second))
+        }
+        #expect(table.selected == nil)  // without the mapping, 127 dBm would be "the nearest terminal"
+        #expect(table.entry("dev_VM")?.rssiKnown == false)
+        #expect(posTerminalsJSON(table)["terminals"]?[0]?["rssi"] == .null)
+        #expect(table.resolve("VT-VM") == "dev_VM")
+        let pinned = table.select("dev_VM", at: .seconds(6))
+        #expect(pinned)
+        #expect(table.selected == "dev_VM")
+        // A real RSSI later starts the smoothing from that sample, not from the placeholder.
+        table.resumeAutomatic(at: .seconds(7))
+        table.observe(id: "dev_VM", name: nil, rssi: -60, at: .seconds(7))
+        #expect(table.entry("dev_VM")?.smoothedRSSI == -60)
+        #expect(table.selected == "dev_VM")
+    }
+
+    @Test func aConnectedTerminalThatStopsAdvertisingDoesNotExpire() {
+        var table = TerminalTable(policy: policy)  // expiry 10 s
+        table.observe(id: "T", name: "Lane", rssi: -50, at: .zero)
+        #expect(table.selected == "T")
+        // Connected from t = 1 s: no advertisement any more, the link touches it every tick.
+        for second in 1...30 {
+            table.touch("T", at: .seconds(second))
+            table.tick(at: .seconds(second))
+        }
+        #expect(table.selected == "T")
+        // Link gone, still silent: it expires as before.
+        table.tick(at: .seconds(41))
+        #expect(table.selected == nil && table.entry("T") == nil)
+        table.touch("T", at: .seconds(42))  // touching an unknown terminal adds nothing
+        #expect(table.entry("T") == nil)
+    }
 }

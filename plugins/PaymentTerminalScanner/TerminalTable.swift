@@ -37,10 +37,14 @@ public struct TerminalEntry: Sendable, Hashable {
     public var id: String
     /// The advertised name, when known.
     public var name: String?
-    /// Exponentially smoothed RSSI, dBm.
+    /// Exponentially smoothed RSSI, dBm; -127 while ``rssiKnown`` is false.
     public var smoothedRSSI: Double
-    /// The latest raw RSSI, dBm.
+    /// The latest raw RSSI, dBm; -127 while ``rssiKnown`` is false.
     public var lastRSSI: Int
+    /// False while every advertisement heard came without a usable RSSI
+    /// (the controller reported 127, "not available"): such a terminal can be
+    /// pinned by name but is never chosen automatically.
+    public var rssiKnown: Bool = true
     /// When it was last seen (the table's clock).
     public var lastSeen: Duration
     /// Battery level 0 ... 100, once read.
@@ -92,21 +96,50 @@ public struct TerminalTable: Sendable {
     /// The entry for `id`.
     public func entry(_ id: String) -> TerminalEntry? { entries[id] }
 
-    /// Records an advertisement of `id` heard at `rssi` dBm, then re-evaluates.
-    public mutating func observe(id: String, name: String?, rssi: Int, at now: Duration) {
+    /// The RSSI value HCI uses for "RSSI is not available" (Core spec, Vol 4,
+    /// Part E, 7.7.65.2); BlueZ passes it on as Device1.RSSI = 127, and
+    /// btvirt's virtual controllers report nothing else.
+    public static let rssiNotAvailable = 127
+
+    /// `raw` as a usable RSSI: nil when absent or ``rssiNotAvailable``.
+    public static func usableRSSI(_ raw: Int?) -> Int? {
+        guard let raw, raw != rssiNotAvailable else { return nil }
+        return raw
+    }
+
+    /// Records an advertisement of `id` heard at `rssi` dBm (nil: no usable
+    /// RSSI, see ``usableRSSI(_:)``), then re-evaluates.
+    public mutating func observe(id: String, name: String?, rssi: Int?, at now: Duration) {
         if listeningSince == nil { listeningSince = now }
         if var entry = entries[id] {
-            entry.smoothedRSSI += policy.smoothing * (Double(rssi) - entry.smoothedRSSI)
-            entry.lastRSSI = rssi
+            if let rssi {
+                if entry.rssiKnown {
+                    entry.smoothedRSSI += policy.smoothing * (Double(rssi) - entry.smoothedRSSI)
+                } else {
+                    entry.smoothedRSSI = Double(rssi)
+                }
+                entry.lastRSSI = rssi
+                entry.rssiKnown = true
+            }
             entry.lastSeen = now
             if let name { entry.name = name }
             entries[id] = entry
         } else {
-            entries[id] = TerminalEntry(
-                id: id, name: name, smoothedRSSI: Double(rssi), lastRSSI: rssi, lastSeen: now, batteryLevel: nil,
-                info: nil)
+            var entry = TerminalEntry(
+                id: id, name: name, smoothedRSSI: Double(rssi ?? -127), lastRSSI: rssi ?? -127, lastSeen: now,
+                batteryLevel: nil, info: nil)
+            entry.rssiKnown = rssi != nil
+            entries[id] = entry
         }
         evaluate(at: now)
+    }
+
+    /// Counts `id` as seen at `now` without an advertisement: the lane's
+    /// connected terminal. A connected LE peripheral's controller stops
+    /// (legacy) advertising until the link ends (seen against bluetoothd in
+    /// the VM), so without this the chosen terminal would expire while in use.
+    public mutating func touch(_ id: String, at now: Duration) {
+        entries[id]?.lastSeen = now
     }
 
     /// Records a battery level read from `id`.
@@ -172,8 +205,8 @@ public struct TerminalTable: Sendable {
     }
 
     private mutating func chooseAutomatically(at now: Duration) {
-        let candidates = terminals.filter { $0.smoothedRSSI >= policy.thresholdDBm }
-        guard let currentID = selected, let current = entries[currentID],
+        let candidates = terminals.filter { $0.rssiKnown && $0.smoothedRSSI >= policy.thresholdDBm }
+        guard let currentID = selected, let current = entries[currentID], current.rssiKnown,
             current.smoothedRSSI >= policy.thresholdDBm - policy.marginDB
         else {
             challenger = nil

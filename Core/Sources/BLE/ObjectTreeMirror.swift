@@ -41,6 +41,8 @@ public struct ObjectTreeMirror: Sendable {
     public private(set) var objects: ObjectTreeSnapshot = [:]
     /// Whether a snapshot has been applied since the last ``reset()``.
     public private(set) var isLoaded = false
+    /// How many snapshots (GetManagedObjects replies) have been applied.
+    public private(set) var snapshotsApplied = 0
     private var buffered: [(delta: ObjectTreeDelta, serial: UInt32?)] = []
     private var lastHeard: [String: BLEInstant] = [:]
 
@@ -78,6 +80,7 @@ public struct ObjectTreeMirror: Sendable {
     ) -> [ObjectTreeChange] {
         var changes = diff(from: objects, to: snapshot)
         objects = snapshot
+        snapshotsApplied += 1
         for (path, interfaces) in snapshot where interfaces[BlueZInterface.device] != nil { lastHeard[path] = now }
         lastHeard = lastHeard.filter { objects[$0.key] != nil }
         isLoaded = true
