@@ -35,7 +35,7 @@ func fileExists(_ path: String) -> Bool {
 final class Child {
     let pid: pid_t
     private let stdoutFD: Int32
-    private let stderrFD: Int32
+    private var stderrFD: Int32
     private var stderrSoFar: [UInt8] = []
 
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
@@ -63,7 +63,14 @@ final class Child {
 
     deinit {
         close(stdoutFD)
-        close(stderrFD)
+        if stderrFD >= 0 { close(stderrFD) }
+    }
+
+    /// Closes the reading end of the child's stderr: its next write there fails with EPIPE (and
+    /// raises SIGPIPE unless the child ignores it), as when a log reader goes away.
+    func closeStandardError() {
+        if stderrFD >= 0 { close(stderrFD) }
+        stderrFD = -1
     }
 
     private var stdoutSoFar: [UInt8] = []
@@ -147,7 +154,7 @@ final class Child {
     /// stays silent for `silence` milliseconds.
     func finish(silence: Int32 = deadlineMilliseconds) -> (status: Int32, stdout: String, stderr: String) {
         var outputs: [Int32: [UInt8]] = [stdoutFD: [], stderrFD: stderrSoFar]
-        var open: Set<Int32> = [stdoutFD, stderrFD]
+        var open: Set<Int32> = stderrFD >= 0 ? [stdoutFD, stderrFD] : [stdoutFD]
         while !open.isEmpty {
             var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             guard poll(&fds, nfds_t(fds.count), silence) > 0 else {
