@@ -22,7 +22,8 @@ log "swift test"
 # One test at a time: on a 2-core machine Swift's cooperative pool has two
 # threads, and tests that block one (a child's waitpid, a socket poll with a
 # deadline) while an in-process server needs the other could starve it.
-# Seen once under load as a cascade of 60 s time limits; serial runs take ~40 s.
+# Seen once under load as a cascade of 60 s time limits. Serial runs take ~2 min,
+# ~45 s of it the 100-run SIGKILL test of the payment lane (BLEAGENT_CRASH_RUNS).
 swift test --skip-build --disable-xctest --no-parallel
 
 log "the README's run command, bounded"

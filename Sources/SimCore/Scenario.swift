@@ -25,6 +25,11 @@ public struct Scenario: Sendable, Equatable {
     /// Seconds before an ATT request the peer never answers times out (bluetoothd's
     /// `ATT_TIMEOUT_INTERVAL`, 30 s) and the link drops. Default 30.
     public var attTimeout: Double = 30
+    /// Whether an adapter keeps advertising while a central is connected to it. The kernel advertises in
+    /// the peripheral role only when the controller's LE states allow connectable advertising while a
+    /// link is up; btvirt's controllers (the VM's reference run) do not, so the default is false: the
+    /// advertisement is off the air until the link ends.
+    public var advertiseWhileConnected = false
     /// The link model capping notifications and write commands (nil: no cap, the default).
     public var link: LinkModel? = nil
     /// Faults the scenario schedules (its `faults` list), in file order.

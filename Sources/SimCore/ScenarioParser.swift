@@ -17,7 +17,7 @@ extension Scenario {
     public static func parse(_ json: JSON) throws(ScenarioError) -> Scenario {
         let top = try ScenarioField(value: json, path: "").object(allowing: [
             "seed", "temporaryTimeout", "adapters", "devices", "description", "connectFailSeconds", "connectSeconds",
-            "mtu", "attTimeout", "link", "faults", "centrals",
+            "mtu", "attTimeout", "link", "faults", "advertiseWhileConnected", "centrals",
         ])
         var scenario = Scenario(adapters: [.standard(index: 0)], devices: [])
         if let seed = top["seed"] { scenario.seed = UInt64(try seed.integer(in: 0...Int64.max)) }
@@ -26,6 +26,7 @@ extension Scenario {
         if let seconds = top["connectSeconds"] { scenario.connectSeconds = try seconds.number(in: 0...30) }
         if let mtu = top["mtu"] { scenario.mtu = UInt16(try mtu.integer(in: 23...517)) }
         if let timeout = top["attTimeout"] { scenario.attTimeout = try timeout.number(in: 0...600) }
+        if let flag = top["advertiseWhileConnected"] { scenario.advertiseWhileConnected = try flag.bool() }
         if let link = top["link"] { scenario.link = try parseLink(link) }
         if let adapters = top["adapters"] { scenario.adapters = try parseAdapters(adapters) }
         if let devices = top["devices"] {

@@ -24,6 +24,8 @@ public struct SimWorld: Sendable {
     public let mtu: UInt16
     /// Seconds before an unanswered ATT request times out and drops its link.
     public let attTimeout: Double
+    /// Whether adapters keep advertising while a central is connected (``Scenario/advertiseWhileConnected``).
+    public let advertiseWhileConnected: Bool
     /// The link model, when the scenario or the command line turns it on.
     public let linkModel: LinkModel?
     /// The scenario's scheduled faults.
@@ -62,6 +64,7 @@ public struct SimWorld: Sendable {
         connectSeconds = scenario.connectSeconds
         mtu = scenario.mtu
         attTimeout = scenario.attTimeout
+        advertiseWhileConnected = scenario.advertiseWhileConnected
         linkModel = scenario.link
         schedule = FaultSchedule(scenario.faults, start: start)
         clock = start
@@ -109,8 +112,18 @@ public struct SimWorld: Sendable {
             for batch in apply(fault).batches { batches[batch.adapter] += batch.events }
         }
         let listening = isListening
+        // An adapter's own advertisement stops once a central connects, until the link ends: the
+        // kernel's legacy advertising is disabled by the connection and re-enabled at disconnection
+        // (seen against bluetoothd in the VM: the connected terminal vanished from scans).
+        // (A controller whose LE states allow it keeps advertising: `advertiseWhileConnected`.)
+        let connectedLocal =
+            advertiseWhileConnected
+            ? []
+            : Set(links.values.filter(\.connected).map(\.device)).intersection(localPeripherals.values.map(\.device))
         for (deviceIndex, time) in air.events(through: now)
-        where listening && !silenced.contains(deviceIndex) && !offAir.contains(deviceIndex) {
+        where listening && !silenced.contains(deviceIndex) && !offAir.contains(deviceIndex)
+            && !connectedLocal.contains(deviceIndex)
+        {
             let device = devices[deviceIndex]
             for adapterIndex in adapters.indices
             where adapters[adapterIndex].discovering && localPeripherals[adapterIndex]?.device != deviceIndex {

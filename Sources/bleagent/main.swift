@@ -7,6 +7,10 @@ import Glibc
 // Before any thread exists, so every thread inherits the mask and the
 // signals wait for the signalfd.
 SignalSource.blockAgentSignals()
+// A closed standard error (a stopped log reader) or any pipe whose reader went away must
+// fail the write with EPIPE, not kill the agent (sockets already send with MSG_NOSIGNAL).
+// Children get the default disposition back before exec (clinux_spawn_owned).
+signal(SIGPIPE, SIG_IGN)
 
 let usage = """
     usage: bleagent [--config PATH]

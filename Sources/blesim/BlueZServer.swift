@@ -90,6 +90,9 @@ enum BlueZServer {
     }
 
     private static func installSignalHandlers() {
+        // A client's closed socket or a closed standard error fails the write (EPIPE); it must
+        // not kill the simulator the way it would kill no bluetoothd.
+        signal(SIGPIPE, SIG_IGN)
         signal(SIGINT) { _ in _exit(0) }
         signal(SIGTERM) { _ in _exit(0) }
     }

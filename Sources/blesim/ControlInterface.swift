@@ -1,6 +1,8 @@
 import DBus
 import GATT
+import PaymentTerminalProfile
 import SimCore
+import VirtualPaymentTerminal
 
 /// `org.blesim.Control1` on `/org/blesim`: fault injection at run time, outside org.bluez
 /// (docs/blesim.md, "Fault injection"). Devices are named by address (`AA:BB:CC:DD:EE:FF`),
@@ -85,6 +87,17 @@ struct ControlInterface: Sendable {
                     _ = apply(.powered(adapter: Int(index), true))
                     return []
                 },
+                ExportedMethod("TerminalTransactions", in: "s", out: "a(sstssu)") { call in
+                    let address = try Self.address(call.arguments().first)
+                    var found: [TerminalTransaction]?
+                    // Through `update`, so that transactions whose latency has passed are final first.
+                    host.update { world, _ in
+                        found = world.terminalTransactions(address)
+                        return []
+                    }
+                    guard let found else { throw Self.notTerminal(address) }
+                    return [.array(Self.transactionType, found.map(Self.transactionValue))]
+                },
             ] + (try central?.methods() ?? []))
     }
 
@@ -98,6 +111,21 @@ struct ControlInterface: Sendable {
             return batches
         }
         return applied
+    }
+
+    /// `(s transactionId, s state, t amount, s currency, s reference, u charges)`.
+    static let transactionType = DBusType.structure([.string, .string, .uint64, .string, .string, .uint32])
+
+    static func transactionValue(_ transaction: TerminalTransaction) -> DBusValue {
+        .structure([
+            .string(transaction.transactionID.uuidString), .string(transaction.status.state.description),
+            .uint64(transaction.request.amount), .string(transaction.request.currency.code),
+            .string(transaction.request.reference), .uint32(UInt32(clamping: transaction.charges)),
+        ])
+    }
+
+    static func notTerminal(_ address: DeviceAddress) -> DBusError {
+        DBusError(DBusError.Name(rawValue: "org.blesim.Error.UnknownDevice"), "no virtual payment terminal \(address)")
     }
 
     static func address(_ value: DBusValue?) throws -> DeviceAddress {

@@ -186,6 +186,34 @@ import Testing
         #expect(backend.log.filter { $0 == .startNotify(FakeTree.measurement) }.count == 2)
     }
 
+    /// bluetoothd 5.66 (seen in the VM, Tests/VM/scenarios.sh) sometimes
+    /// signals ServicesResolved before the InterfacesAdded of every service. Without the snapshot the manager asks for, discoverServices
+    /// returned [] and the restored subscription failed (no characteristic yet).
+    @Test func servicesResolvedBeforeTheServicesArriveWaitsForTheSnapshot() async throws {
+        let full = FakeTree.snapshot(connected: true, resolved: true)
+        let (manager, backend, _) = await poweredOn()
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        let measurement = try #require(try await characteristics(of: peripheral)[.heartRateMeasurement])
+        var calls = backend.calls.makeAsyncIterator()
+        try await peripheral.setNotifyValue(true, for: measurement)
+        await waitFor(.startNotify(FakeTree.measurement), in: &calls)
+        // The link drops; bluetoothd removes the GATT objects with it.
+        backend.send(FakeTree.deviceChanged(["Connected": .bool(false), "ServicesResolved": .bool(false)]))
+        for path in full.keys where path.hasPrefix(FakeTree.device + "/") {
+            backend.send(
+                .delta(.interfacesRemoved(path: path, interfaces: Array(full[path, default: [:]].keys)), serial: nil))
+        }
+        // Reconnected: ServicesResolved comes first, the services are only in GetManagedObjects' reply.
+        backend.snapshotReply.withLock { $0 = full }
+        backend.send(FakeTree.deviceChanged(["Connected": .bool(true)]))
+        backend.send(FakeTree.deviceChanged(["ServicesResolved": .bool(true)]))
+        let services = try await peripheral.discoverServices()
+        #expect(services.map(\.uuid).contains(.heartRate), "\(services)")
+        await waitFor(.requestSnapshot, in: &calls)
+        await waitFor(.startNotify(FakeTree.measurement), in: &calls)
+        #expect(backend.log.filter { $0 == .startNotify(FakeTree.measurement) }.count == 2, "restored once")
+    }
+
     @Test func setNotifyValueWaitsForTheRestoreStillStartingAfterAReconnect() async throws {
         let (manager, backend, _) = await poweredOn()
         let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)

@@ -62,7 +62,17 @@ final class FakeCentralBackend: CentralBackend {
         return try result.get()
     }
 
-    func requestSnapshot() async throws(BLEError) { record(.requestSnapshot) }
+    /// What GetManagedObjects answers; nil: it fails (the manager then goes by
+    /// the signals alone).
+    let snapshotReply = Mutex<ObjectTreeSnapshot?>(nil)
+
+    func requestSnapshot() async throws(BLEError) {
+        record(.requestSnapshot)
+        guard let tree = snapshotReply.withLock({ $0 }) else {
+            throw BLEError(.failed, message: "no snapshot scripted")
+        }
+        send(.snapshot(tree, serial: nil))
+    }
     func refresh(path: String, interface: String) async throws(BLEError) { record(.refresh(path)) }
     func setDiscoveryFilter(adapter: String, _ filter: DiscoveryFilter) async throws(BLEError) {
         record(.setDiscoveryFilter(filter))

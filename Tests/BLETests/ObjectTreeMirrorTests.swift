@@ -77,6 +77,39 @@ import Testing
         #expect(mirror.objects[device] == nil)
     }
 
+    @Test func aCharacteristicValueSignalledAgainWithTheSameBytesIsReportedEachTime() {
+        // bluetoothd signals every notification or indication as a Value PropertiesChanged; the
+        // same bytes twice (a re-indicated payment status) are two events, not one state.
+        let characteristic = device + "/service000a/char000b"
+        let value = ObjectTreeDelta.propertiesChanged(
+            path: characteristic, interface: BlueZInterface.gattCharacteristic, changed: ["Value": .bytes([1, 2])],
+            invalidated: [])
+        let reported = ObjectTreeChange.changed(
+            path: characteristic, interface: BlueZInterface.gattCharacteristic, keys: ["Value"])
+        var mirror = ObjectTreeMirror()
+        var tree = snapshot
+        tree[characteristic] = [
+            BlueZInterface.gattCharacteristic: [
+                "UUID": .string("2a37"), "Value": .bytes([1, 2]), "Notifying": .bool(true),
+            ]
+        ]
+        // Buffered without serials: maybe already in the snapshot, so not reported.
+        _ = mirror.receive(value, now: t0)
+        #expect(!mirror.applySnapshot(tree, now: t0).contains(reported))
+        #expect(mirror.receive(value, serial: 20, now: t0) == [reported])
+        #expect(mirror.receive(value, serial: 21, now: t0) == [reported])
+        let notifying = ObjectTreeDelta.propertiesChanged(
+            path: characteristic, interface: BlueZInterface.gattCharacteristic, changed: ["Notifying": .bool(true)],
+            invalidated: [])
+        #expect(mirror.receive(notifying, now: t0).isEmpty, "other unchanged properties still report nothing")
+
+        // Buffered with a serial newer than the snapshot's: live, reported; older: already in it.
+        var second = ObjectTreeMirror()
+        _ = second.receive(value, serial: 5, now: t0)
+        _ = second.receive(value, serial: 9, now: t0)
+        #expect(second.applySnapshot(tree, serial: 7, now: t0).filter { $0 == reported }.count == 1)
+    }
+
     @Test func aChangeForAnUnknownObjectAsksForARefresh() {
         var mirror = ObjectTreeMirror()
         _ = mirror.applySnapshot([:], now: t0)

@@ -26,6 +26,18 @@ struct AgentProcessTests {
         #expect(!fileExists("\(directory)/s.sock"))
     }
 
+    @Test("a closed standard error does not kill the agent: its log writes fail (EPIPE) and it serves on")
+    func closedStandardErrorIsNotFatal() throws {
+        let agent = try RunningAgent()
+        #expect(agent.readyMessage?.contains("READY=1") == true)
+        agent.child.closeStandardError()
+        // A reload logs (to the closed stderr) that it reloads and that the role failed to load again.
+        #expect(try blectl(["--socket", agent.socketPath, "reload"]).status == 0)
+        let status = try blectl(["--socket", agent.socketPath, "--json", "status"])
+        #expect(status.status == 0, "the agent died: \(status)")
+        #expect(agent.stop().status == 0)
+    }
+
     @Test("--check-config validates without starting; an unknown argument is a usage error (64)")
     func checkConfigAndUsage() throws {
         let directory = makeTemporaryDirectory()

@@ -35,7 +35,7 @@ func fileExists(_ path: String) -> Bool {
 final class Child {
     let pid: pid_t
     private let stdoutFD: Int32
-    private let stderrFD: Int32
+    private var stderrFD: Int32
     private var stderrSoFar: [UInt8] = []
 
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
@@ -63,7 +63,14 @@ final class Child {
 
     deinit {
         close(stdoutFD)
-        close(stderrFD)
+        if stderrFD >= 0 { close(stderrFD) }
+    }
+
+    /// Closes the reading end of the child's stderr: its next write there fails with EPIPE (and
+    /// raises SIGPIPE unless the child ignores it), as when a log reader goes away.
+    func closeStandardError() {
+        if stderrFD >= 0 { close(stderrFD) }
+        stderrFD = -1
     }
 
     private var stdoutSoFar: [UInt8] = []
@@ -76,18 +83,7 @@ final class Child {
 
     /// Reads stdout until it contains `text` (or ends, or the deadline passes).
     func waitForStdout(containing text: String) -> Bool {
-        while !String(decoding: stdoutSoFar, as: UTF8.self).contains(text) {
-            var poller = pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, deadlineMilliseconds) == 1 else {
-                Issue.record("child \(pid) did not print \"\(text)\" within the deadline")
-                return false
-            }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = read(stdoutFD, &chunk, chunk.count)
-            if count <= 0 { return false }
-            stdoutSoFar += chunk[..<count]
-        }
-        return true
+        wait(on: stdoutFD, into: &stdoutSoFar, for: "\"\(text)\"") { $0.contains(text) }
     }
 
     /// How many whole stdout lines ``waitForStdoutLine(where:)`` has looked at.
@@ -119,16 +115,36 @@ final class Child {
 
     /// Reads stderr until it contains `text` (or ends, or the deadline passes).
     func waitForStderr(containing text: String) -> Bool {
-        while !String(decoding: stderrSoFar, as: UTF8.self).contains(text) {
-            var poller = pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, deadlineMilliseconds) == 1 else {
-                Issue.record("child \(pid) did not print \"\(text)\" within the deadline")
+        wait(on: stderrFD, into: &stderrSoFar, for: "\"\(text)\"") { $0.contains(text) }
+    }
+
+    /// Reads stderr until `text` occurs `occurrences` times (or it ends, or the deadline passes).
+    func waitForStderr(containing text: String, occurrences: Int) -> Bool {
+        wait(on: stderrFD, into: &stderrSoFar, for: "\"\(text)\" \(occurrences) times") {
+            $0.ranges(of: text).count >= occurrences
+        }
+    }
+
+    /// Reads `fd` into `output` until `done` holds for its text. The deadline
+    /// bounds the whole wait, not each read: a child that keeps printing
+    /// other lines cannot keep a test waiting forever.
+    private func wait(
+        on fd: Int32, into output: inout [UInt8], for what: String, until done: (String) -> Bool
+    ) -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(deadlineMilliseconds))
+        while !done(String(decoding: output, as: UTF8.self)) {
+            let left = deadline - ContinuousClock.now
+            let milliseconds = Int32(
+                clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard milliseconds > 0, poll(&poller, 1, milliseconds) == 1 else {
+                Issue.record("child \(pid) did not print \(what) within the deadline")
                 return false
             }
             var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = read(stderrFD, &chunk, chunk.count)
+            let count = read(fd, &chunk, chunk.count)
             if count <= 0 { return false }
-            stderrSoFar += chunk[..<count]
+            output += chunk[..<count]
         }
         return true
     }
@@ -138,7 +154,7 @@ final class Child {
     /// stays silent for `silence` milliseconds.
     func finish(silence: Int32 = deadlineMilliseconds) -> (status: Int32, stdout: String, stderr: String) {
         var outputs: [Int32: [UInt8]] = [stdoutFD: [], stderrFD: stderrSoFar]
-        var open: Set<Int32> = [stdoutFD, stderrFD]
+        var open: Set<Int32> = stderrFD >= 0 ? [stdoutFD, stderrFD] : [stdoutFD]
         while !open.isEmpty {
             var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             guard poll(&fds, nfds_t(fds.count), silence) > 0 else {

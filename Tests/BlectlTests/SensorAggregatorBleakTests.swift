@@ -22,7 +22,8 @@ private let bleakAvailable: Bool = {
 /// its embedded blesim: the agent on hci0, Tests/Bleak/sensor_aggregator.py on hci1 of the same private bus. The
 /// script drives the temperature through the agent's ingest socket, decodes the BTHome service data with
 /// `bthome-ble` (Home Assistant's parser), connects, reads and gets notifications, and checks with a second central
-/// on hci2 that only subscribed centrals get them; it prints one "ok:" line per step
+/// on hci2 that only subscribed centrals get them (the scenario's controllers keep advertising with a central
+/// connected, as controllers whose LE states allow it do, so hci2 can find the node); it prints one "ok:" line per step
 /// and exits non-zero on the first failed check.
 @Suite("SensorAggregator with Bleak as the central", .serialized, .timeLimit(.minutes(3)))
 struct SensorAggregatorBleakTests {
@@ -46,7 +47,8 @@ struct SensorAggregatorBleakTests {
         let ingest = "\(data)/ingest.sock"
         let agent = try RunningAgent(
             config: SensorAgent.config(
-                scenario: SensorAgent.scenario(adapters: 3, in: data), ingest: ingest, sensors: Self.sensors))
+                scenario: SensorAgent.scenario(adapters: 3, in: data, advertiseWhileConnected: true), ingest: ingest,
+                sensors: Self.sensors))
         let status = try SensorAgent.call(agent, "agent.status")
         let address = try #require(status["sim"]?["busAddress"]?.stringValue, "\(status)")
 

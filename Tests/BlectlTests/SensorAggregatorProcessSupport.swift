@@ -10,11 +10,14 @@ enum SensorAgent {
     static func twoAdapterScenario(in directory: String) -> String { scenario(adapters: 2, in: directory) }
 
     /// The default scenario with `adapters` adapters: hci0 for the agent, the others for a test's centrals.
-    static func scenario(adapters: Int, in directory: String) -> String {
+    /// The default scenario with `adapters` adapters; `advertiseWhileConnected` models a controller that
+    /// keeps advertising with a central connected (needed for a second central to find the node).
+    static func scenario(adapters: Int, in directory: String, advertiseWhileConnected: Bool = false) -> String {
         let text = readText("\(repositoryRoot)/sim/scenarios/default.json")
         #expect(text.contains("\"adapters\": 1"))
         let path = "\(directory)/adapters-\(adapters).json"
-        writeFile(path, text.replacing("\"adapters\": 1", with: "\"adapters\": \(adapters)"))
+        let top = "\"adapters\": \(adapters)" + (advertiseWhileConnected ? ", \"advertiseWhileConnected\": true" : "")
+        writeFile(path, text.replacing("\"adapters\": 1", with: top))
         return path
     }
 

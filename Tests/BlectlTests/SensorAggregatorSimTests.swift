@@ -201,4 +201,68 @@ struct SensorAggregatorSimTests {
         try await central.cancelConnection(node)
         #expect(agent.stop().status == 0)
     }
+
+    /// `dbus-send` on the simulator's bus; its output.
+    static func dbusSend(_ bus: String, _ arguments: [String]) throws -> String {
+        let result = try Child(
+            "/usr/bin/dbus-send", ["--bus=\(bus)", "--print-reply", "--dest=org.bluez", "/org/bluez/hci0"] + arguments
+        ).finish()
+        return result.stdout
+    }
+
+    static func activeInstances(_ bus: String) throws -> String {
+        try dbusSend(
+            bus,
+            [
+                "org.freedesktop.DBus.Properties.Get", "string:org.bluez.LEAdvertisingManager1",
+                "string:ActiveInstances",
+            ])
+    }
+
+    static func setPowered(_ bus: String, _ on: Bool) throws {
+        _ = try dbusSend(
+            bus,
+            [
+                "org.freedesktop.DBus.Properties.Set", "string:org.bluez.Adapter1", "string:Powered",
+                "variant:boolean:\(on)",
+            ])
+    }
+
+    /// Polls `condition` every 100 ms until it holds or 30 s pass.
+    static func eventually(_ condition: () throws -> Bool) rethrows -> Bool {
+        for _ in 0..<300 {
+            if try condition() { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+
+    @Test(
+        "an advertisement update while the adapter is off waits for poweredOn and is registered then (in the VM a BTHome update during a bluetoothd restart lost the advertisement)"
+    )
+    func advertisementUpdateWhileOff() throws {
+        let data = makeTemporaryDirectory()
+        defer { _ = "rm -rf '\(data)'".withCString { system($0) } }
+        writeFile("\(data)/temp", "2314\n")
+        let agent = try RunningAgent(
+            config: agentConfig(scenario: SensorAgent.twoAdapterScenario(in: data), data: data))
+        let socket = ["--socket", agent.socketPath]
+        let status = try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)
+        let bus = try #require(status["sim"]?["busAddress"]?.stringValue)
+        #expect(try Self.eventually { try Self.activeInstances(bus).contains("byte 1") }, "advertising at start")
+
+        let states = try Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "state"])
+        #expect(states.waitForStderr(containing: "streaming events"))
+        try Self.setPowered(bus, false)
+        #expect(states.waitForStdout(containing: #""bleState":"poweredOff""#))
+        writeFile("\(data)/temp", "2500\n")  // a new reading: a new BTHome advertisement is planned
+        #expect(agent.child.waitForStderr(containing: "advertisement update waits for poweredOn"))
+        try Self.setPowered(bus, true)
+        #expect(
+            try Self.eventually { try Self.activeInstances(bus).contains("byte 1") },
+            "advertising again after power-on; agent log: \(agent.child.stderrText)")
+        kill(states.pid, SIGKILL)
+        _ = states.finish()
+        #expect(agent.stop().status == 0)
+    }
 }

@@ -117,7 +117,7 @@ import Testing
         #expect(ReconciliationPlanner.markUnknown(in: fresh, why: "restart") == [.reconciling(id, why: "restart")])
     }
 
-    @Test func writeRefusalsSettleAsFailedAndOtherErrorsReconcile() {
+    @Test func writeRefusalsSettleAsFailedBusyRetriesAndOtherErrorsReconcile() {
         var generator = SplitMix(seed: 32)
         let pay = request(500, "R", using: &generator)
         let id = pay.transactionID
@@ -126,8 +126,12 @@ import Testing
         for refusal in [PaymentTerminalATTError.malformedValue, .init(0x80), .init(0x82)] {
             #expect(ReconciliationPlanner.step(for: id, in: state, writeError: refusal) == .settle(failed))
         }
-        for unknown in [PaymentTerminalATTError.busy, .unlikelyError, .insufficientResources] {
-            #expect(ReconciliationPlanner.step(for: id, in: state, writeError: unknown) == .wait)
+        #expect(ReconciliationPlanner.step(for: id, in: state, writeError: PaymentTerminalATTError.busy) == .retryLater)
+        for unknown in [ATTError.unlikelyError, .insufficientResources, .init(0x84)] {
+            #expect(ReconciliationPlanner.step(for: id, in: state, writeError: unknown) == .reconcile)
         }
+        var settled = state
+        settled.apply(failed)
+        #expect(ReconciliationPlanner.step(for: id, in: settled, writeError: PaymentTerminalATTError.busy) == .ignore)
     }
 }

@@ -12,12 +12,16 @@ struct ScannerConfigTests {
         let config = try ScannerConfig(
             json: try JSON(
                 parsing:
-                    #"{"rssiThreshold": -70, "margin": 4, "dwell": 2.5, "paymentDeadlineSeconds": 12, "journal": "lane.log"}"#
+                    #"{"rssiThreshold": -70, "margin": 4, "dwell": 2.5, "paymentDeadlineSeconds": 12, "requerySeconds": 2, "settle": 0.5, "journal": "lane.log"}"#
             ))
         #expect(config.policy.thresholdDBm == -70)
         #expect(config.policy.marginDB == 4)
         #expect(config.policy.dwell == .milliseconds(2500))
+        #expect(config.policy.settle == .milliseconds(500))
+        #expect(ScannerConfig().policy.settle == .seconds(1))
         #expect(config.paymentDeadlineSeconds == 12)
+        #expect(config.requerySeconds == 2)
+        #expect(ScannerConfig().requerySeconds == 5)
         #expect(config.journal == "lane.log")
         let defaults = try ScannerConfig(json: .null)
         #expect(defaults == ScannerConfig())
@@ -31,6 +35,8 @@ struct ScannerConfigTests {
             (#"{"rssiThreshold": "near"}"#, "rssiThreshold"),
             (#"{"margin": -1}"#, "margin"),
             (#"{"paymentDeadlineSeconds": 0}"#, "paymentDeadlineSeconds"),
+            (#"{"requerySeconds": 0}"#, "requerySeconds"),
+            (#"{"settle": 61}"#, "settle"),
             (#"{"journal": "../escape"}"#, "journal"),
             (#"[1]"#, ""),
         ]

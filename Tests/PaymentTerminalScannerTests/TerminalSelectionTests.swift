@@ -22,6 +22,27 @@ import Testing
         #expect(table.selected == "near")
     }
 
+    @Test func theFirstChoiceWaitsForTheSettlePeriodAndTakesTheNearestNotTheFirstHeard() {
+        var settled = SelectionPolicy(smoothing: 0.3, thresholdDBm: -75, marginDB: 6, settle: .seconds(1))
+        var table = TerminalTable(policy: settled)
+        table.observe(id: "mid", name: "Mid", rssi: -65, at: .zero)
+        table.tick(at: .milliseconds(500))
+        #expect(table.selected == nil)  // still listening
+        table.observe(id: "near", name: "Near", rssi: -50, at: .milliseconds(600))
+        table.observe(id: "mid", name: nil, rssi: -65, at: .milliseconds(900))
+        #expect(table.selected == nil)
+        table.tick(at: .seconds(1))
+        #expect(table.selected == "near")
+        // Without a settle period the first heard above the threshold is chosen (and kept: near is not
+        // ahead for the dwell yet).
+        settled.settle = .zero
+        var eager = TerminalTable(policy: settled)
+        eager.observe(id: "mid", name: "Mid", rssi: -65, at: .zero)
+        eager.observe(id: "near", name: "Near", rssi: -50, at: .milliseconds(600))
+        eager.tick(at: .seconds(1))
+        #expect(eager.selected == "mid")
+    }
+
     @Test func twoTerminalsAtSimilarDistanceDoNotFlap() {
         var table = TerminalTable(policy: policy)
         var generator = SplitMix(seed: 3)
@@ -127,5 +148,45 @@ import Testing
         #expect(table.resolve("Lane 2") == nil)  // ambiguous
         #expect(table.resolve("nowhere") == nil)
         #expect(table.entry("dev_BB")?.info?.terminalID == "T-7")
+    }
+
+    @Test func rssiNotAvailableNeverSelectsButCanBePinnedByName() {
+        // BlueZ reports HCI's "not available" (127) as Device1.RSSI = 127; btvirt always does.
+        #expect(TerminalTable.usableRSSI(127) == nil)
+        #expect(TerminalTable.usableRSSI(nil) == nil)
+        #expect(TerminalTable.usableRSSI(-60) == -60)
+        var table = TerminalTable(policy: policy)
+        for second in 0...5 {
+            table.observe(id: "dev_VM", name: "VT-VM", rssi: TerminalTable.usableRSSI(127), at: .seconds(second))
+        }
+        #expect(table.selected == nil)  // without the mapping, 127 dBm would be "the nearest terminal"
+        #expect(table.entry("dev_VM")?.rssiKnown == false)
+        #expect(posTerminalsJSON(table)["terminals"]?[0]?["rssi"] == .null)
+        #expect(table.resolve("VT-VM") == "dev_VM")
+        let pinned = table.select("dev_VM", at: .seconds(6))
+        #expect(pinned)
+        #expect(table.selected == "dev_VM")
+        // A real RSSI later starts the smoothing from that sample, not from the placeholder.
+        table.resumeAutomatic(at: .seconds(7))
+        table.observe(id: "dev_VM", name: nil, rssi: -60, at: .seconds(7))
+        #expect(table.entry("dev_VM")?.smoothedRSSI == -60)
+        #expect(table.selected == "dev_VM")
+    }
+
+    @Test func aConnectedTerminalThatStopsAdvertisingDoesNotExpire() {
+        var table = TerminalTable(policy: policy)  // expiry 10 s
+        table.observe(id: "T", name: "Lane", rssi: -50, at: .zero)
+        #expect(table.selected == "T")
+        // Connected from t = 1 s: no advertisement any more, the link touches it every tick.
+        for second in 1...30 {
+            table.touch("T", at: .seconds(second))
+            table.tick(at: .seconds(second))
+        }
+        #expect(table.selected == "T")
+        // Link gone, still silent: it expires as before.
+        table.tick(at: .seconds(41))
+        #expect(table.selected == nil && table.entry("T") == nil)
+        table.touch("T", at: .seconds(42))  // touching an unknown terminal adds nothing
+        #expect(table.entry("T") == nil)
     }
 }

@@ -98,6 +98,29 @@ struct LinkAndTerminalTests {
         _ = world.finish(write)
     }
 
+    @Test("a write in flight when the link drops ends there: it never lands on the link that comes up after")
+    func inFlightWriteDiesWithItsLink() throws {
+        var world = try Self.connected()
+        let request = try Self.path(PaymentTerminalProfile.paymentRequestUUID, in: world)
+        let id = try TransactionID(bytes: Array(0..<16))
+        let payment = try PaymentRequest(transactionID: id, amount: 250, currency: CurrencyCode("EUR"), reference: "A1")
+        let write = try world.beginWrite(path: request, value: payment.encoded(), offset: 0, type: nil)
+        _ = world.dropLinks(Self.terminal)
+        _ = try world.beginConnect(adapter: 0, address: Self.terminal, at: SimInstant.zero.advanced(bySeconds: 0.5))
+        _ = world.completeConnect(adapter: 0, address: Self.terminal)
+        _ = world.resolveServices(adapter: 0, address: Self.terminal)
+        // The new link has no write in flight: a write of its own is not InProgress.
+        let fresh = try world.beginWrite(path: request, value: [1], offset: 0, type: nil)
+        let (late, _) = world.finish(write, at: SimInstant.zero.advanced(bySeconds: 1))
+        #expect(throws: BluetoothdError.failed("Not connected")) { try late.get() }
+        #expect(world.terminalTransactions(Self.terminal)?.isEmpty == true, "the old write reached the terminal")
+        // The old write's end did not clear the new link's write in flight.
+        #expect(throws: BluetoothdError.inProgress) {
+            try world.beginWrite(path: request, value: [1], offset: 0, type: nil)
+        }
+        _ = world.finish(fresh)
+    }
+
     @Test(
         "the virtual terminal answers a Payment Request with indications: pending, then the final status after its latency"
     )

@@ -92,6 +92,31 @@ struct LocalPeripheralTests {
         #expect(heard(batches, adapter: 0).isEmpty)
     }
 
+    @Test(
+        "while a central is connected to an adapter's peripheral role its advertisement is off the air, and back after the disconnection (the kernel's legacy advertising, seen in the VM)"
+    )
+    func advertisingStopsWhileConnected() throws {
+        var world = SimWorld(
+            scenario: Scenario(
+                adapters: [.standard(index: 0), .standard(index: 1), .standard(index: 2)], devices: []))
+        _ = try world.registerApplication(adapter: 0, application(), now: .zero)
+        _ = try world.registerAdvertisement(adapter: 0, advertisement(), now: .zero)
+        _ = try world.withAdapter(1) { adapter throws(BlueZError) in try adapter.startDiscovery(owner: ":1.1") }
+        let address = world.adapters[0].spec.address
+        #expect(heard(world.advance(to: .milliseconds(500)), adapter: 1) == [address])
+        guard case .connects = try world.beginConnect(adapter: 1, address: address, at: .milliseconds(500)) else {
+            Issue.record("no connection")
+            return
+        }
+        _ = world.completeConnect(adapter: 1, address: address)
+        // A third adapter that starts listening now does not hear the connected peripheral.
+        _ = try world.withAdapter(2) { adapter throws(BlueZError) in try adapter.startDiscovery(owner: ":1.2") }
+        #expect(heard(world.advance(to: .seconds(3)), adapter: 2).isEmpty)
+        _ = world.beginDisconnect(adapter: 1, address: address)
+        _ = world.linkLost(adapter: 1, address: address)
+        #expect(heard(world.advance(to: .seconds(4)), adapter: 2) == [address])
+    }
+
     @Test("when the owner leaves, its application and advertisement leave the air (ActiveInstances 0, no Release)")
     func ownerLeaves() throws {
         var world = world()

@@ -157,7 +157,7 @@ public func posPaymentJSON(_ entry: PaymentEntry) -> JSON {
 public func posTerminalsJSON(_ table: TerminalTable) -> JSON {
     let terminals: [JSON] = table.terminals.map { entry in
         var object: JSONObject = [
-            "id": .string(entry.id), "rssi": .int(Int64(entry.smoothedRSSI.rounded())),
+            "id": .string(entry.id), "rssi": entry.rssiKnown ? .int(Int64(entry.smoothedRSSI.rounded())) : .null,
             "selected": .bool(entry.id == table.selected),
         ]
         object["name"] = entry.name.map(JSON.string) ?? .null

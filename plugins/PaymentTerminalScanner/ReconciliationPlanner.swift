@@ -15,6 +15,21 @@ public enum ReconciliationStep: Sendable, Hashable {
     case ignore
 }
 
+/// What to do after the terminal answered a payment's Payment Request write
+/// with an ATT error.
+public enum WriteErrorStep: Sendable, Hashable {
+    /// A refusal: the terminal did not record the request; append this
+    /// record (final, failed): nothing was charged.
+    case settle(JournalRecord)
+    /// Busy (0x83): the terminal did not take the request now; write the
+    /// same request, same id, again after a pause, within the deadline.
+    case retryLater
+    /// Whether the terminal has the request is unknown: reconcile it.
+    case reconcile
+    /// The payment is unknown or already final; change nothing.
+    case ignore
+}
+
 /// The reconciliation rules, pure. They hold two promises:
 ///
 /// - nothing is charged twice: a payment only ever goes to the terminal it
@@ -44,15 +59,18 @@ public enum ReconciliationPlanner {
     /// it. The profile's refusals (0x80 unsupported version, 0x81 malformed,
     /// 0x82 idempotency conflict) mean the terminal did not record this
     /// request, so nothing was charged: settle it as failed
-    /// (``StatusReason/terminalError``). 0x83 busy and any other error
-    /// (a transport failure, a timeout) leave it unknown: reconcile it.
-    public static func step(for id: TransactionID, in state: JournalState, writeError: ATTError) -> ReconciliationStep {
+    /// (``StatusReason/terminalError``). 0x83 busy means it did not take it
+    /// now: write the same request again later, within the deadline. Any
+    /// other error (a transport failure, a timeout) leaves it unknown:
+    /// reconcile it.
+    public static func step(for id: TransactionID, in state: JournalState, writeError: ATTError) -> WriteErrorStep {
         guard let entry = state.payments[id], entry.phase != .final else { return .ignore }
         let refusals = [
             PaymentTerminalATTError.unsupportedVersion, PaymentTerminalATTError.malformedValue,
             PaymentTerminalATTError.idempotencyConflict,
         ]
-        guard refusals.contains(writeError) else { return .wait }
+        if writeError == PaymentTerminalATTError.busy { return .retryLater }
+        guard refusals.contains(writeError) else { return .reconcile }
         return .settle(.final(TransactionStatus(transactionID: id, state: .failed, reason: .terminalError)))
     }
 

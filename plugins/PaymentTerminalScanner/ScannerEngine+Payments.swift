@@ -7,7 +7,8 @@ import RoleKit
 
 extension ScannerEngine {
     /// pos.pay: journal `accepted` (synced) before anything is sent, write the
-    /// request, journal `sent`, wait for the final status up to the deadline.
+    /// request (again while the terminal answers busy, within the deadline),
+    /// journal `sent`, wait for the final status up to the deadline.
     func pay(_ params: PosPayParams) async throws(PluginMethodError) -> JSON {
         guard let session = link?.session else {
             throw table.selected == nil
@@ -16,34 +17,24 @@ extension ScannerEngine {
         }
         let id = TransactionID.random()
         guard let request = params.request(id: id) else { throw .invalidParams("params: not a valid payment") }
+        CrashHook.point(.beforeAccepted, reference: request.reference)
         do {
             try record(.accepted(request, terminal: session.terminalID, atMilliseconds: Self.epochMilliseconds()))
         } catch {
             throw PosError.journalUnavailable("\(error)")
         }
+        CrashHook.point(.afterAccepted, reference: request.reference)
         logger.info("payment \(id): \(request.amount) \(request.currency) \"\(request.reference)\" accepted")
         let (outcomes, waiter) = AsyncStream<PaymentOutcome>.makeStream(bufferingPolicy: .unbounded)
         waiters[id] = waiter
         defer { waiters[id] = nil }
-        let deadline = Duration.milliseconds(Int64(config.paymentDeadlineSeconds * 1000))
+        let deadline = ContinuousClock.now + .milliseconds(Int64(config.paymentDeadlineSeconds * 1000))
         let timer = Task {
-            try? await Task.sleep(for: deadline)
+            try? await Task.sleep(until: deadline, clock: .continuous)
             waiter.yield(.lost("deadline passed"))
         }
         defer { timer.cancel() }
-        do {
-            try await session.peripheral.writeValue(request.encoded(), for: session.paymentRequest, type: .withResponse)
-            if state.payments[id]?.phase != .final { try? record(.sent(id, attempt: 1)) }
-        } catch {
-            if case .notPermitted(let att) = error.code,
-                case .settle(let final) = ReconciliationPlanner.step(for: id, in: state, writeError: att)
-            {
-                try? record(final)
-                logger.warning("payment \(id): the terminal refused it (ATT \(att))")
-                throw PosError.terminalRefused(id, code: att.rawValue)
-            }
-            waiter.yield(.lost("write failed: \(error)"))
-        }
+        try await send(request, on: session, until: deadline, waiter: waiter)
         var outcome = PaymentOutcome.lost("agent stopping")
         for await next in outcomes {
             outcome = next
@@ -58,6 +49,52 @@ extension ScannerEngine {
         return posPaymentJSON(entry)
     }
 
+    /// Writes a payment's request: journals `sent` when the terminal takes
+    /// it; writes it again after a pause while the terminal answers busy
+    /// (0x83) and the deadline allows; settles it `failed` and throws 1004
+    /// on a refusal; tells `waiter` the outcome is unknown on any other error.
+    private func send(
+        _ request: PaymentRequest, on session: TerminalSession, until deadline: ContinuousClock.Instant,
+        waiter: AsyncStream<PaymentOutcome>.Continuation
+    ) async throws(PluginMethodError) {
+        let id = request.transactionID
+        var pause = Duration.milliseconds(100)
+        while true {
+            do {
+                try await session.peripheral.writeValue(
+                    request.encoded(), for: session.paymentRequest, type: .withResponse)
+                CrashHook.point(.afterWrite, reference: request.reference)
+                if state.payments[id]?.phase != .final { try? record(.sent(id, attempt: 1)) }
+                return
+            } catch {
+                guard case .notPermitted(let att) = error.code else {
+                    waiter.yield(.lost("write failed: \(error)"))
+                    return
+                }
+                switch ReconciliationPlanner.step(for: id, in: state, writeError: att) {
+                case .settle(let final):
+                    try? record(final)
+                    logger.warning("payment \(id): the terminal refused it (ATT \(att))")
+                    throw PosError.terminalRefused(id, code: att.rawValue)
+                case .retryLater where ContinuousClock.now + pause < deadline:
+                    logger.info("payment \(id): the terminal is busy; writing it again in \(pause)")
+                    try? await Task.sleep(for: pause)
+                    pause = min(pause * 2, .seconds(2))
+                    guard link?.session?.terminalID == session.terminalID else {
+                        waiter.yield(.lost("link lost"))
+                        return
+                    }
+                case .retryLater:
+                    waiter.yield(.lost("the terminal stayed busy until the deadline"))
+                    return
+                case .reconcile, .ignore:
+                    waiter.yield(.lost("write failed: \(error)"))
+                    return
+                }
+            }
+        }
+    }
+
     /// A Transaction Status indication from the terminal `terminalID`.
     func received(_ value: [UInt8], from terminalID: String) async {
         let status: TransactionStatus
@@ -70,6 +107,7 @@ extension ScannerEngine {
         let id = status.transactionID
         switch ReconciliationPlanner.step(for: id, in: state, answer: status, from: terminalID) {
         case .settle(let final):
+            CrashHook.point(.beforeFinal, reference: state.payments[id]?.request.reference)
             do {
                 try record(final)
             } catch {
@@ -96,8 +134,37 @@ extension ScannerEngine {
     /// Queries every unsettled payment of `terminalID` by its transaction id.
     func reconcile(terminalID: String) async {
         let ids = ReconciliationPlanner.queries(in: state, terminal: terminalID)
+        lastQueries = now
         guard !ids.isEmpty else { return }
         logger.info("reconciling \(ids.count) payment(s) with terminal \(terminalID)")
+        await query(ids, terminalID: terminalID)
+    }
+
+    /// Every `requerySeconds` while connected, queries again the unsettled
+    /// payments no pos.pay is waiting for: an answer lost on the way, a resend
+    /// the terminal refused as busy, a final indication missed would otherwise
+    /// wait for the next reconnection.
+    func requeryIfDue() {
+        guard !requerying, let terminalID = link?.session?.terminalID,
+            now - lastQueries >= .milliseconds(Int64(config.requerySeconds * 1000))
+        else { return }
+        let ids = ReconciliationPlanner.queries(in: state, terminal: terminalID).filter { waiters[$0] == nil }
+        guard !ids.isEmpty else { return }
+        requerying = true
+        lastQueries = now
+        logger.info("querying \(ids.count) unsettled payment(s) again with terminal \(terminalID)")
+        Task {
+            await self.query(ids, terminalID: terminalID)
+            self.requeryDone()
+        }
+    }
+
+    private func requeryDone() {
+        requerying = false
+        lastQueries = now
+    }
+
+    private func query(_ ids: [TransactionID], terminalID: String) async {
         for id in ids {
             guard let session = link?.session, session.terminalID == terminalID else { return }
             do {

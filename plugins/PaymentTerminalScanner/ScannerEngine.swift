@@ -21,6 +21,10 @@ actor ScannerEngine {
     /// pos.pay calls waiting for their payment's final status.
     var waiters: [TransactionID: AsyncStream<PaymentOutcome>.Continuation] = [:]
     private let origin = ContinuousClock.now
+    /// When unsettled payments were last queried (on connect or again later).
+    var lastQueries: Duration = .zero
+    /// Whether a later round of queries is running.
+    var requerying = false
 
     init(central: CentralManager, config: ScannerConfig, context: RoleContext) throws(JournalError) {
         self.central = central
@@ -46,25 +50,34 @@ actor ScannerEngine {
     func observe(_ found: Discovery) {
         let key = found.identifier.uuidString
         identifiers[key] = found.identifier
-        guard let rssi = found.rssi else { return }
+        // 127 is HCI's "not available" (btvirt reports nothing else): the
+        // terminal is listed and can be pinned, but never chosen by RSSI.
+        let rssi = TerminalTable.usableRSSI(found.rssi)
         let before = table.selected
         let isNew = table.entry(key) == nil
         let name = found.name ?? found.advertisement.localName
         table.observe(id: key, name: name, rssi: rssi, at: now)
         if isNew {
-            logger.info("terminal found: \(describe(key)), RSSI \(rssi) dBm")
+            logger.info("terminal found: \(describe(key)), RSSI \(rssi.map { "\($0) dBm" } ?? "not available")")
             events.emit(
                 "terminal-found",
-                ["terminal": .string(key), "name": name.map(JSON.string) ?? .null, "rssi": .int(Int64(rssi))])
+                [
+                    "terminal": .string(key), "name": name.map(JSON.string) ?? .null,
+                    "rssi": rssi.map { .int(Int64($0)) } ?? .null,
+                ])
         }
         choiceMayHaveChanged(from: before)
     }
 
-    /// Re-evaluates the choice with time passing (expiry, dwell).
+    /// Re-evaluates the choice with time passing (expiry, dwell), and queries
+    /// unsettled payments again when due.
     func tick() {
         let before = table.selected
+        // The connected terminal does not advertise while connected: its link is its sighting.
+        if let link, link.session != nil { table.touch(link.key, at: now) }
         table.tick(at: now)
         choiceMayHaveChanged(from: before)
+        requeryIfDue()
     }
 
     /// Emits the selection events and moves the link when the choice changed.
@@ -78,13 +91,13 @@ actor ScannerEngine {
         }
         if let after, let id = identifiers[after] {
             let entry = table.entry(after)
-            logger.info(
-                "terminal selected: \(describe(after)), RSSI \(Int(entry?.smoothedRSSI.rounded() ?? 0)) dBm")
+            let rssi = entry.flatMap { $0.rssiKnown ? Int64($0.smoothedRSSI.rounded()) : nil }
+            logger.info("terminal selected: \(describe(after)), RSSI \(rssi.map { "\($0) dBm" } ?? "not available")")
             events.emit(
                 "terminal-selected",
                 [
                     "terminal": .string(after), "name": entry?.name.map(JSON.string) ?? .null,
-                    "rssi": .int(Int64(entry?.smoothedRSSI.rounded() ?? 0)),
+                    "rssi": rssi.map { .int($0) } ?? .null,
                 ])
             startLink(key: after, identifier: id)
         }

@@ -13,17 +13,21 @@ public struct SelectionPolicy: Sendable, Hashable {
     public var dwell: Duration
     /// A terminal not seen for this long leaves the table.
     public var expiry: Duration
+    /// How long the table listens, from the first terminal heard, before its first automatic choice: every
+    /// terminal in range is heard (a few advertising intervals) and the nearest is chosen, not the first heard.
+    public var settle: Duration
 
     /// A policy; the defaults suit a lane with terminals a metre or two away.
     public init(
         smoothing: Double = 0.3, thresholdDBm: Double = -75, marginDB: Double = 6, dwell: Duration = .seconds(3),
-        expiry: Duration = .seconds(10)
+        expiry: Duration = .seconds(10), settle: Duration = .zero
     ) {
         self.smoothing = smoothing
         self.thresholdDBm = thresholdDBm
         self.marginDB = marginDB
         self.dwell = dwell
         self.expiry = expiry
+        self.settle = settle
     }
 }
 
@@ -33,10 +37,14 @@ public struct TerminalEntry: Sendable, Hashable {
     public var id: String
     /// The advertised name, when known.
     public var name: String?
-    /// Exponentially smoothed RSSI, dBm.
+    /// Exponentially smoothed RSSI, dBm; -127 while ``rssiKnown`` is false.
     public var smoothedRSSI: Double
-    /// The latest raw RSSI, dBm.
+    /// The latest raw RSSI, dBm; -127 while ``rssiKnown`` is false.
     public var lastRSSI: Int
+    /// False while every advertisement heard came without a usable RSSI
+    /// (the controller reported 127, "not available"): such a terminal can be
+    /// pinned by name but is never chosen automatically.
+    public var rssiKnown: Bool = true
     /// When it was last seen (the table's clock).
     public var lastSeen: Duration
     /// Battery level 0 ... 100, once read.
@@ -72,6 +80,8 @@ public struct TerminalTable: Sendable {
     public private(set) var selected: String?
     private var entries: [String: TerminalEntry] = [:]
     private var challenger: (id: String, since: Duration)?
+    /// When the first terminal of this listening period was heard (nil while the table is empty).
+    private var listeningSince: Duration?
 
     /// An empty table.
     public init(policy: SelectionPolicy) {
@@ -86,20 +96,50 @@ public struct TerminalTable: Sendable {
     /// The entry for `id`.
     public func entry(_ id: String) -> TerminalEntry? { entries[id] }
 
-    /// Records an advertisement of `id` heard at `rssi` dBm, then re-evaluates.
-    public mutating func observe(id: String, name: String?, rssi: Int, at now: Duration) {
+    /// The RSSI value HCI uses for "RSSI is not available" (Core spec, Vol 4,
+    /// Part E, 7.7.65.2); BlueZ passes it on as Device1.RSSI = 127, and
+    /// btvirt's virtual controllers report nothing else.
+    public static let rssiNotAvailable = 127
+
+    /// `raw` as a usable RSSI: nil when absent or ``rssiNotAvailable``.
+    public static func usableRSSI(_ raw: Int?) -> Int? {
+        guard let raw, raw != rssiNotAvailable else { return nil }
+        return raw
+    }
+
+    /// Records an advertisement of `id` heard at `rssi` dBm (nil: no usable
+    /// RSSI, see ``usableRSSI(_:)``), then re-evaluates.
+    public mutating func observe(id: String, name: String?, rssi: Int?, at now: Duration) {
+        if listeningSince == nil { listeningSince = now }
         if var entry = entries[id] {
-            entry.smoothedRSSI += policy.smoothing * (Double(rssi) - entry.smoothedRSSI)
-            entry.lastRSSI = rssi
+            if let rssi {
+                if entry.rssiKnown {
+                    entry.smoothedRSSI += policy.smoothing * (Double(rssi) - entry.smoothedRSSI)
+                } else {
+                    entry.smoothedRSSI = Double(rssi)
+                }
+                entry.lastRSSI = rssi
+                entry.rssiKnown = true
+            }
             entry.lastSeen = now
             if let name { entry.name = name }
             entries[id] = entry
         } else {
-            entries[id] = TerminalEntry(
-                id: id, name: name, smoothedRSSI: Double(rssi), lastRSSI: rssi, lastSeen: now, batteryLevel: nil,
-                info: nil)
+            var entry = TerminalEntry(
+                id: id, name: name, smoothedRSSI: Double(rssi ?? -127), lastRSSI: rssi ?? -127, lastSeen: now,
+                batteryLevel: nil, info: nil)
+            entry.rssiKnown = rssi != nil
+            entries[id] = entry
         }
         evaluate(at: now)
+    }
+
+    /// Counts `id` as seen at `now` without an advertisement: the lane's
+    /// connected terminal. A connected LE peripheral's controller stops
+    /// (legacy) advertising until the link ends (seen against bluetoothd in
+    /// the VM), so without this the chosen terminal would expire while in use.
+    public mutating func touch(_ id: String, at now: Duration) {
+        entries[id]?.lastSeen = now
     }
 
     /// Records a battery level read from `id`.
@@ -152,6 +192,7 @@ public struct TerminalTable: Sendable {
 
     private mutating func evaluate(at now: Duration) {
         entries = entries.filter { now - $0.value.lastSeen < policy.expiry }
+        if entries.isEmpty { listeningSince = nil }
         if let current = selected, entries[current] == nil { selected = nil }
         switch mode {
         case .released:
@@ -164,12 +205,14 @@ public struct TerminalTable: Sendable {
     }
 
     private mutating func chooseAutomatically(at now: Duration) {
-        let candidates = terminals.filter { $0.smoothedRSSI >= policy.thresholdDBm }
-        guard let currentID = selected, let current = entries[currentID],
+        let candidates = terminals.filter { $0.rssiKnown && $0.smoothedRSSI >= policy.thresholdDBm }
+        guard let currentID = selected, let current = entries[currentID], current.rssiKnown,
             current.smoothedRSSI >= policy.thresholdDBm - policy.marginDB
         else {
-            selected = candidates.first?.id
             challenger = nil
+            // The first choice waits for the settle period: the nearest, not the first heard.
+            if selected == nil, let since = listeningSince, now - since < policy.settle { return }
+            selected = candidates.first?.id
             return
         }
         guard let best = candidates.first(where: { $0.id != currentID }),

@@ -54,6 +54,14 @@ public final class CentralManager: Sendable {
         var cannotSend: Set<String> = []
         var known: [PeripheralIdentifier: RestorationState.KnownPeripheral] = [:]
         var nextPrune: BLEInstant = .zero
+        /// Device paths whose resolved services a snapshot has confirmed on the current link.
+        var servicesSynced: Set<String> = []
+        /// Device paths waiting for that snapshot: `mirror.snapshotsApplied` when it was asked
+        /// for, and the D-Bus serial of the signal that said ServicesResolved (when known): only
+        /// a reply bluetoothd sent after that signal is sure to hold the services.
+        var servicesSyncRequested: [String: (applied: Int, afterSerial: UInt32?)] = [:]
+        /// The D-Bus serial of the delta being handled (nil for other events or when unknown).
+        var currentDeltaSerial: UInt32?
         var reconnects: [PeripheralIdentifier: Reconnect] = [:]
         var nextReconnectToken: UInt64 = 0
     }

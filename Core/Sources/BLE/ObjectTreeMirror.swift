@@ -9,7 +9,12 @@
 /// snapshot and are dropped, the others are applied after it: nothing is lost
 /// and nothing doubled. Without serials the buffered deltas are replayed on
 /// top of the snapshot; every operation is idempotent and a change is only
-/// reported when a value actually differs.
+/// reported when a value actually differs, with one exception: a
+/// characteristic's `Value` in a live PropertiesChanged (received after the
+/// snapshot, or buffered with a serial newer than it) is always reported.
+/// bluetoothd signals every notification and indication that way, and a
+/// peer may send the same bytes twice (a re-indicated status, a sensor
+/// reading that did not move): each is an event, not a state.
 ///
 /// The mirror is bounded: ``prune(now:)`` drops devices that are neither
 /// connected nor paired and have not been heard from within
@@ -36,6 +41,8 @@ public struct ObjectTreeMirror: Sendable {
     public private(set) var objects: ObjectTreeSnapshot = [:]
     /// Whether a snapshot has been applied since the last ``reset()``.
     public private(set) var isLoaded = false
+    /// How many snapshots (GetManagedObjects replies) have been applied.
+    public private(set) var snapshotsApplied = 0
     private var buffered: [(delta: ObjectTreeDelta, serial: UInt32?)] = []
     private var lastHeard: [String: BLEInstant] = [:]
 
@@ -63,7 +70,7 @@ public struct ObjectTreeMirror: Sendable {
             buffered.append((delta, serial))
             return []
         }
-        return apply(delta, now: now)
+        return apply(delta, now: now, live: true)
     }
 
     /// Applies a GetManagedObjects reply whose D-Bus serial is `serial` (when
@@ -73,6 +80,7 @@ public struct ObjectTreeMirror: Sendable {
     ) -> [ObjectTreeChange] {
         var changes = diff(from: objects, to: snapshot)
         objects = snapshot
+        snapshotsApplied += 1
         for (path, interfaces) in snapshot where interfaces[BlueZInterface.device] != nil { lastHeard[path] = now }
         lastHeard = lastHeard.filter { objects[$0.key] != nil }
         isLoaded = true
@@ -80,7 +88,8 @@ public struct ObjectTreeMirror: Sendable {
         buffered = []
         for (delta, deltaSerial) in pending {
             if let serial, let deltaSerial, deltaSerial < serial { continue }
-            changes += apply(delta, now: now)
+            // Newer than the snapshot by serial: live. Without serials it may be in the snapshot already.
+            changes += apply(delta, now: now, live: serial != nil && deltaSerial != nil)
         }
         return changes
     }
@@ -116,7 +125,7 @@ public struct ObjectTreeMirror: Sendable {
         }.min()
     }
 
-    private mutating func apply(_ delta: ObjectTreeDelta, now: BLEInstant) -> [ObjectTreeChange] {
+    private mutating func apply(_ delta: ObjectTreeDelta, now: BLEInstant, live: Bool) -> [ObjectTreeChange] {
         var next = objects
         switch delta {
         case .interfacesAdded(let path, let interfaces):
@@ -136,8 +145,27 @@ public struct ObjectTreeMirror: Sendable {
             for key in invalidated { next[path]?[interface]?[key] = nil }
             if interface == BlueZInterface.device { lastHeard[path] = now }
         }
-        let changes = diff(from: objects, to: next)
+        var changes = diff(from: objects, to: next)
         objects = next
+        if live, case .propertiesChanged(let path, BlueZInterface.gattCharacteristic, let changed, _) = delta,
+            changed["Value"] != nil,
+            !changes.contains(where: {
+                if case .changed(path, BlueZInterface.gattCharacteristic, let keys) = $0 {
+                    keys.contains("Value")
+                } else {
+                    false
+                }
+            })
+        {
+            if let index = changes.firstIndex(where: {
+                if case .changed(path, BlueZInterface.gattCharacteristic, _) = $0 { true } else { false }
+            }), case .changed(_, _, let keys) = changes[index] {
+                changes[index] = .changed(
+                    path: path, interface: BlueZInterface.gattCharacteristic, keys: (keys + ["Value"]).sorted())
+            } else {
+                changes.append(.changed(path: path, interface: BlueZInterface.gattCharacteristic, keys: ["Value"]))
+            }
+        }
         return changes
     }
 

@@ -352,7 +352,9 @@ public final class Peripheral: Sendable {
                         // Device1.Connect may have returned before its
                         // `Connected: true` reached the mirror: keep waiting.
                         guard device.connected else { return state.peripheralStates[id] == .connecting ? nil : false }
-                        return device.servicesResolved ? true : nil
+                        // Resolved, and the tree confirmed by a snapshot on this
+                        // link (CentralManager.deviceLinkChanged explains why).
+                        return device.servicesResolved && state.servicesSynced.contains(path) ? true : nil
                     }
                     if let status { return status }
                 }

@@ -11,6 +11,12 @@ import Synchronization
 /// (whose values become `value` events). Bound to a manager when the central
 /// role starts, unbound when it stops; while unbound every method fails with
 /// -32011.
+///
+/// A device connected through `central.connect` stays wanted until
+/// `central.disconnect`: when its link is lost (the peer or the air dropped it;
+/// BlueZ does not reconnect an unbonded LE device by itself) the manager
+/// connects it again with its backoff (`ReconnectPolicy`) and restores its
+/// subscriptions on the new link.
 public final class CentralControl: Sendable {
     struct Row: Sendable {
         var name: String?

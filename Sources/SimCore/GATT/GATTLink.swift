@@ -9,6 +9,9 @@ public struct GATTLink: Sendable {
     /// Whether the link is up (false once disconnected; the GATT objects stay, as bluetoothd
     /// keeps its cache).
     public var connected = true
+    /// Counts the link's connections: an operation started on one connection is answered only on
+    /// that one (one that was in flight when the link dropped never lands on the next).
+    public var generation = 0
     /// Whether services were resolved on this link.
     public var resolved = false
     /// The ATT MTU.
@@ -91,4 +94,6 @@ public struct GATTOperation: Sendable, Equatable {
     public let timesOut: Bool
     /// An injected fault: answer with this error.
     public let injectedError: BlueZError?
+    /// The ``GATTLink/generation`` of the connection it was started on.
+    public var generation = 0
 }

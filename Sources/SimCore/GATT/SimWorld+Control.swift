@@ -1,3 +1,5 @@
+import VirtualPaymentTerminal
+
 /// Run-time changes to the air for fault injection (blesim's control interface).
 extension SimWorld {
     /// Silences device `address` (it stops advertising and cannot be connected) or lets it
@@ -19,5 +21,14 @@ extension SimWorld {
     /// Drops every link of device `address` (as a supervision timeout would).
     public mutating func dropLinks(_ address: DeviceAddress) -> [Batch] {
         links(of: address).flatMap { linkLost(adapter: $0.adapter, address: $0.address) }
+    }
+}
+
+extension SimWorld {
+    /// The transactions of the virtual payment terminal at `address` (as of the world's last
+    /// advance); nil when no device there is a payment terminal.
+    public func terminalTransactions(_ address: DeviceAddress) -> [TerminalTransaction]? {
+        guard let index = deviceIndex(address) else { return nil }
+        return terminals[index]?.transactions
     }
 }

@@ -58,10 +58,12 @@ extension SimWorld {
         }
         var injected: BlueZError? = nil
         if case .error(let error)? = fault { injected = error }
-        return GATTOperation(
+        var operation = GATTOperation(
             adapter: located.key.adapter, address: located.key.address, handle: handle,
             isCharacteristic: isCharacteristic, request: request, delay: faults.delay(for: located.key.address),
             timesOut: fault == .timeout, injectedError: injected)
+        operation.generation = located.link.generation
+        return operation
     }
 
     /// ReadValue: `Failed "Not connected"` without a link; `InProgress` when a read of another
@@ -144,7 +146,11 @@ extension SimWorld {
         Result<[UInt8], BlueZError>, [Batch]
     ) {
         let key = LinkKey(adapter: operation.adapter, address: operation.address)
-        guard var link = links[key] else { return (.failure(BluetoothdError.failed("Not connected")), []) }
+        // Started on a connection that has since dropped: it ends there (the drop cleared the link's
+        // operations in flight), never on the link that came up after.
+        guard var link = links[key], link.generation == operation.generation else {
+            return (.failure(BluetoothdError.failed("Not connected")), [])
+        }
         switch operation.request {
         case .read: link.reads[operation.handle] = nil
         case .write: link.writes.remove(operation.handle)

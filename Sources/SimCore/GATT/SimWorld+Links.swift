@@ -80,6 +80,7 @@ extension SimWorld {
         let key = LinkKey(adapter: adapter, address: address)
         var link = links[key] ?? GATTLink(device: index, mtu: mtu)
         link.connected = true
+        link.generation &+= 1
         link.mtu = mtu
         link.budget = linkModel.map { _ in LinkBudget(tokens: 1, at: clock) }
         links[key] = link

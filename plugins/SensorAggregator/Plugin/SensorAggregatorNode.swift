@@ -26,6 +26,10 @@ actor SensorAggregatorNode {
     private var mtus: [String: Int] = [:]
     private var blocked: Set<String> = []
     private var published = false
+    /// An advertisement plan that could not be applied (the manager was not
+    /// poweredOn: bluetoothd restarting, the adapter off): applied at the next
+    /// poweredOn, so the advertisement is never lost to a badly timed update.
+    private var pendingAdvertisement: SensorAdvertisementPlan?
     private var timer: Task<Void, Never>?
     /// Bumped at each re-arm: a timer that woke for an older arming does nothing.
     private var timerGeneration: UInt64 = 0
@@ -74,7 +78,11 @@ actor SensorAggregatorNode {
 
     /// Publishes the services and the advertisement (once the manager is poweredOn).
     func publish() async {
-        guard let manager, !published else { return }
+        guard let manager else { return }
+        if published {
+            if let plan = pendingAdvertisement { await advertise(plan) }
+            return
+        }
         do {
             for service in services { try await manager.add(service) }
             try await manager.startAdvertising(engine.advertisement.data)
@@ -318,11 +326,20 @@ actor SensorAggregatorNode {
         if !plan.unrepresentable.isEmpty {
             logger.warning("not advertised (outside BTHome's range): \(plan.unrepresentable.map(\.rawValue))")
         }
+        guard manager.currentState == .poweredOn else {
+            if pendingAdvertisement == nil {
+                logger.info("advertisement update waits for poweredOn (now \(manager.currentState.rawValue))")
+            }
+            pendingAdvertisement = plan
+            return
+        }
+        pendingAdvertisement = nil
         do {
             try await manager.stopAdvertising()
             try await manager.startAdvertising(plan.data)
         } catch {
-            logger.error("cannot advertise: \(error)")
+            pendingAdvertisement = plan
+            logger.error("cannot advertise (retried at the next poweredOn): \(error)")
         }
     }
 

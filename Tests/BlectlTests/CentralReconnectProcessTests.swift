@@ -1,0 +1,66 @@
+import Glibc
+import JSON
+import Testing
+
+/// `central.connect` keeps a device wanted: a link the peer (or the air) drops
+/// is connected again by the agent, as against the real bluetoothd in the VM
+/// (Tests/VM/scenarios.sh, where the peripheral side drops it), and the
+/// subscription delivers values again on the new link.
+@Suite("central.connect reconnects after a link loss", .serialized, .timeLimit(.minutes(3)))
+struct CentralReconnectProcessTests {
+    static let heartRate = "ba94a06f-402a-530d-ac5f-82fe71e3430e"
+    static let heartRateAddress = "D4:48:52:4D:00:0A"
+
+    @Test(
+        "a link dropped by the peer: disconnected (with an error), connected again by itself, values flow again; central.disconnect releases it"
+    )
+    func droppedLinkIsRestored() throws {
+        let agent = try RunningAgent(
+            config: RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")))
+        let socket = ["--socket", agent.socketPath]
+        let bus = try #require(
+            try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)["sim"]?["busAddress"]?.stringValue)
+        let found = try Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "discovered"])
+        #expect(found.waitForStderr(containing: "streaming events"))
+        #expect(try blectl(socket + ["scan", "start"]).status == 0)
+        #expect(found.waitForStdout(containing: Self.heartRate))
+        kill(found.pid, SIGKILL)
+        _ = found.finish()
+        #expect(try blectl(socket + ["connect", Self.heartRate]).status == 0)
+        let subscribe = #"{"id":"\#(Self.heartRate)","characteristic":"2a37"}"#
+        #expect(try blectl(socket + ["--json", "call", "central.subscribe", subscribe]).status == 0)
+
+        let dropped = try Child(
+            "\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "disconnected"])
+        #expect(dropped.waitForStderr(containing: "streaming events"))
+        let drop = try Child(
+            "/usr/bin/dbus-send",
+            [
+                "--bus=\(bus)", "--print-reply", "--dest=org.bluez", "/org/blesim", "org.blesim.Control1.DropLink",
+                "string:\(Self.heartRateAddress)",
+            ]
+        ).finish()
+        #expect(drop.status == 0, "\(drop.stderr)")
+        #expect(dropped.waitForStdout(containing: Self.heartRate))
+        kill(dropped.pid, SIGKILL)
+        let lost = dropped.finish().stdout
+        #expect(!lost.contains(#""error":null"#), "a link loss carries its error: \(lost)")
+
+        // Without the reconnect loop nothing connects it again: this waits in vain.
+        let after = try Child(
+            "\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "connected", "--kind", "value"])
+        #expect(after.waitForStderr(containing: "streaming events"))
+        #expect(after.waitForStdout(containing: #""kind":"connected""#))
+        #expect(after.waitForStdout(containing: #""characteristic":"00002a37"#))
+        kill(after.pid, SIGKILL)
+        _ = after.finish()
+        let devices = try blectl(socket + ["devices"]).stdout
+        #expect(devices.split(separator: "\n").contains { $0.hasPrefix(Self.heartRate) && $0.hasSuffix("true") })
+
+        // central.disconnect releases it: no reconnect.
+        #expect(try blectl(socket + ["disconnect", Self.heartRate]).status == 0)
+        let listed = try blectl(socket + ["--json", "devices"]).stdout
+        #expect(try JSON(parsing: listed)["devices"]?.arrayValue?.contains { $0["connected"] == true } == false)
+        #expect(agent.stop().status == 0)
+    }
+}
