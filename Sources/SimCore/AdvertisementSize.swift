@@ -19,7 +19,7 @@ extension Advertisement {
     public var sizeProblem: String? {
         let sizes: [Int]
         do {
-            sizes = try advertisingData.structures().map(\.encodedLength)
+            sizes = try advertisingData.structures().map(\.encodedLength) + rawStructures.map(\.encodedLength)
         } catch {
             return "\(error)"
         }

@@ -34,6 +34,8 @@ public struct Scenario: Sendable, Equatable {
     public var link: LinkModel? = nil
     /// Faults the scenario schedules (its `faults` list), in file order.
     public var faults: [ScheduledFault] = []
+    /// Virtual centrals the scenario declares (its `centrals` list).
+    public var centrals: [ScenarioCentral] = []
 
     /// A scenario from its parts.
     public init(
@@ -170,6 +172,8 @@ public struct Advertisement: Sendable, Equatable {
     public var txPower: Int8?
     /// The Appearance AD.
     public var appearance: UInt16?
+    /// AD structures carried as they are (a local advertisement's SolicitUUIDs and Data).
+    public var rawStructures: [RawADStructure] = []
 
     /// An advertisement from its parts.
     public init(

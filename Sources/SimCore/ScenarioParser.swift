@@ -17,7 +17,7 @@ extension Scenario {
     public static func parse(_ json: JSON) throws(ScenarioError) -> Scenario {
         let top = try ScenarioField(value: json, path: "").object(allowing: [
             "seed", "temporaryTimeout", "adapters", "devices", "description", "connectFailSeconds", "connectSeconds",
-            "mtu", "attTimeout", "link", "faults", "advertiseWhileConnected",
+            "mtu", "attTimeout", "link", "faults", "advertiseWhileConnected", "centrals",
         ])
         var scenario = Scenario(adapters: [.standard(index: 0)], devices: [])
         if let seed = top["seed"] { scenario.seed = UInt64(try seed.integer(in: 0...Int64.max)) }
@@ -42,6 +42,9 @@ extension Scenario {
             }
         }
         if let faults = top["faults"] { scenario.faults = try parseFaults(faults, in: scenario) }
+        if let centrals = top["centrals"] {
+            scenario.centrals = try parseCentrals(centrals, adapterCount: scenario.adapters.count)
+        }
         return scenario
     }
 

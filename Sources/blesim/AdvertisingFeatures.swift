@@ -71,7 +71,9 @@ struct AdvertisingFeatures: Sendable {
         if !advertisement.connectable { data.name = nil }
         let length: Int
         do {
-            length = try data.advertisingData.structures().map(\.encodedLength).reduce(0, +)
+            length =
+                try data.advertisingData.structures().map(\.encodedLength).reduce(0, +)
+                + data.rawStructures.map(\.encodedLength).reduce(0, +)
         } catch {
             throw failure
         }

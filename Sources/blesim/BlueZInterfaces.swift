@@ -256,8 +256,6 @@ struct BlueZInterfaces: Sendable {
         }
         switch outcome {
         case .alreadyConnected: return
-        case .timesOut:
-            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
         case .fails(let error, let delay):
             try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
             throw DBusMapping.error(error)

@@ -58,11 +58,10 @@ enum BlueZServer {
         let departures = try await connection.nameOwnerChanges()
         objects.addObjectManager(at: .root)
         try objects.export(ObjectPath("/org/bluez"), interfaces: [interfaces.agentManager()])
+        let central = VirtualCentralMethods(host: host, local: local)
         try objects.export(
             ObjectPath(ControlInterface.path),
-            interfaces: [
-                ControlInterface(host: host, central: VirtualCentralMethods(host: host, local: local)).interface()
-            ])
+            interfaces: [ControlInterface(host: host, central: central).interface()])
         for adapter in host.read({ $0.adapters }) {
             try objects.export(
                 ObjectPath(adapter.path),
@@ -80,11 +79,13 @@ enum BlueZServer {
         Log.ready("blesim: ready on \(bus) as \(connection.uniqueName ?? "?"), \(summary)")
 
         let air = Task { await host.run() }
+        let centrals = ScenarioCentralRunner.start(scenario.centrals, central: central, host: host)
         for await change in departures where change.newOwner == nil && change.name.hasPrefix(":") {
             local.ownerLeft(change.name)
             host.clientLeft(change.name)
         }
         air.cancel()
+        for task in centrals { task.cancel() }
         throw Unavailable(description: "the bus connection closed")
     }
 

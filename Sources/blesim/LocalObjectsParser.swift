@@ -137,6 +137,7 @@ enum LocalObjectsParser {
             else { throw badAdvertisement }
             ad.serviceData.append(ServiceDatum(uuid: uuid, data: data))
         }
+        ad.rawStructures = try solicitStructures(properties["SolicitUUIDs"]) + dataStructures(properties["Data"])
         if let name = properties["LocalName"]?.stringValue {
             ad.name = name
         } else if includes.contains("local-name") {

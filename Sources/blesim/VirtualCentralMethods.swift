@@ -39,44 +39,17 @@ struct VirtualCentralMethods: Sendable {
     func methods() throws -> [ExportedMethod] {
         [
             try ExportedMethod("CentralConnect", in: "s", out: "") { call in
-                let index = try adapter(call.arguments().first)
-                try run { () throws(BlueZError) in
-                    try host.world { world, _ throws(BlueZError) in
-                        ((), try world.virtualConnect(adapter: index))
-                    }
-                }
+                try connect(try adapter(call.arguments().first))
                 return []
             },
             try ExportedMethod("CentralDisconnect", in: "s", out: "") { call in
-                let index = try adapter(call.arguments().first)
-                var stopped: [LocalAttribute] = []
-                host.update { world, _ in
-                    let (attributes, batches) = world.virtualDisconnect(adapter: index)
-                    stopped = attributes
-                    return batches
-                }
-                for attribute in stopped {
-                    local.subscriptionChanged(
-                        attribute, start: false, central: centralPath(index), mtu: VirtualCentral.mtu)
-                }
+                disconnect(try adapter(call.arguments().first))
                 return []
             },
             try ExportedMethod("CentralRead", in: "ss", out: "ay") { call in
                 let arguments = try call.arguments()
                 let index = try adapter(arguments.first)
-                let uuid = try uuid(arguments.dropFirst().first)
-                let target = try run { () throws(BlueZError) in
-                    try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid)
-                }
-                guard target.flags.properties.contains(.read) else {
-                    throw DBusMapping.error(BlueZATTErrorMapping.clientError(for: .readNotPermitted))
-                }
-                let result = await local.call(
-                    target.attribute, write: nil, offset: 0, mtu: VirtualCentral.mtu, central: centralPath(index))
-                switch result {
-                case .success(let value): return [.bytes(value)]
-                case .failure(let error): throw DBusMapping.error(BlueZATTErrorMapping.clientError(for: error))
-                }
+                return [.bytes(try await read(index, try uuid(arguments.dropFirst().first)))]
             },
             try ExportedMethod("CentralWrite", in: "ssayb", out: "") { call in
                 let arguments = try call.arguments()
@@ -84,19 +57,7 @@ struct VirtualCentralMethods: Sendable {
                     case .boolean(let withResponse) = arguments[3].unwrapped
                 else { throw ControlInterface.invalid("expected (adapter, uuid, value, with response)") }
                 let index = try adapter(arguments.first)
-                let uuid = try uuid(arguments[1])
-                let target = try run { () throws(BlueZError) in
-                    try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid)
-                }
-                let needed: CharacteristicProperties = withResponse ? .write : .writeWithoutResponse
-                guard target.flags.properties.contains(needed) else {
-                    throw DBusMapping.error(BlueZATTErrorMapping.clientError(for: .writeNotPermitted))
-                }
-                let result = await local.call(
-                    target.attribute, write: bytes, offset: 0, mtu: VirtualCentral.mtu, central: centralPath(index))
-                if withResponse, case .failure(let error) = result {
-                    throw DBusMapping.error(BlueZATTErrorMapping.clientError(for: error))
-                }
+                try await write(index, try uuid(arguments[1]), bytes, withResponse: withResponse)
                 return []
             },
             try ExportedMethod("CentralSubscribe", in: "ssb", out: "") { call in
@@ -105,24 +66,83 @@ struct VirtualCentralMethods: Sendable {
                     throw ControlInterface.invalid("expected (adapter, uuid, on)")
                 }
                 let index = try adapter(arguments.first)
-                let uuid = try uuid(arguments[1])
-                let target = try run { () throws(BlueZError) in
-                    try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid)
-                }
-                guard
-                    target.flags.properties.contains(.notify) || target.flags.properties.contains(.indicate)
-                else { throw DBusMapping.error(BluetoothdError.notSupported) }
-                var tell = false
-                host.update { world, _ in
-                    tell = world.virtualSubscribe(adapter: index, handle: target.handle, on)
-                    return []
-                }
-                if tell {
-                    local.subscriptionChanged(
-                        target.attribute, start: on, central: centralPath(index), mtu: VirtualCentral.mtu)
-                }
+                try subscribe(index, try uuid(arguments[1]), on)
                 return []
             },
         ]
+    }
+
+    // MARK: The operations, shared by Control1 and the scenario's `centrals`
+
+    /// Connects the virtual central to adapter `index`'s applications.
+    func connect(_ index: Int) throws {
+        try run { () throws(BlueZError) in
+            try host.world { world, _ throws(BlueZError) in
+                ((), try world.virtualConnect(adapter: index))
+            }
+        }
+    }
+
+    /// Ends the virtual central's link to adapter `index`.
+    func disconnect(_ index: Int) {
+        var stopped: [LocalAttribute] = []
+        host.update { world, _ in
+            let (attributes, batches) = world.virtualDisconnect(adapter: index)
+            stopped = attributes
+            return batches
+        }
+        for attribute in stopped {
+            local.subscriptionChanged(attribute, start: false, central: centralPath(index), mtu: VirtualCentral.mtu)
+        }
+    }
+
+    /// Reads characteristic `uuid` of adapter `index`'s applications.
+    func read(_ index: Int, _ uuid: BluetoothUUID) async throws -> [UInt8] {
+        let target = try run { () throws(BlueZError) in
+            try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid)
+        }
+        guard target.flags.properties.contains(.read) else {
+            throw DBusMapping.error(BlueZATTErrorMapping.clientError(for: .readNotPermitted))
+        }
+        let result = await local.call(
+            target.attribute, write: nil, offset: 0, mtu: VirtualCentral.mtu, central: centralPath(index))
+        switch result {
+        case .success(let value): return value
+        case .failure(let error): throw DBusMapping.error(BlueZATTErrorMapping.clientError(for: error))
+        }
+    }
+
+    /// Writes `bytes` to characteristic `uuid`; without response, errors are dropped.
+    func write(_ index: Int, _ uuid: BluetoothUUID, _ bytes: [UInt8], withResponse: Bool) async throws {
+        let target = try run { () throws(BlueZError) in
+            try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid)
+        }
+        let needed: CharacteristicProperties = withResponse ? .write : .writeWithoutResponse
+        guard target.flags.properties.contains(needed) else {
+            throw DBusMapping.error(BlueZATTErrorMapping.clientError(for: .writeNotPermitted))
+        }
+        let result = await local.call(
+            target.attribute, write: bytes, offset: 0, mtu: VirtualCentral.mtu, central: centralPath(index))
+        if withResponse, case .failure(let error) = result {
+            throw DBusMapping.error(BlueZATTErrorMapping.clientError(for: error))
+        }
+    }
+
+    /// Subscribes (on) or unsubscribes characteristic `uuid`.
+    func subscribe(_ index: Int, _ uuid: BluetoothUUID, _ on: Bool) throws {
+        let target = try run { () throws(BlueZError) in
+            try host.read { $0 }.virtualTarget(adapter: index, uuid: uuid)
+        }
+        guard target.flags.properties.contains(.notify) || target.flags.properties.contains(.indicate) else {
+            throw DBusMapping.error(BluetoothdError.notSupported)
+        }
+        var tell = false
+        host.update { world, _ in
+            tell = world.virtualSubscribe(adapter: index, handle: target.handle, on)
+            return []
+        }
+        if tell {
+            local.subscriptionChanged(target.attribute, start: on, central: centralPath(index), mtu: VirtualCentral.mtu)
+        }
     }
 }

@@ -258,6 +258,30 @@ import Testing
             ])
     }
 
+    @Test func writeWithoutResponseFlowFollowsTheBackendAndReportsEachDrain() async throws {
+        let (manager, backend, _) = await poweredOn()
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        #expect(peripheral.canSendWriteWithoutResponse)
+        var ready = peripheral.readyToSendWriteWithoutResponse().makeAsyncIterator()
+        // The AcquireWrite socket is full: the backend says so, the peripheral follows.
+        backend.send(.writeWithoutResponseFlow(devicePath: FakeTree.device, canSend: false))
+        while peripheral.canSendWriteWithoutResponse { await Task.yield() }  // bounded by the suite's limit
+        backend.send(.writeWithoutResponseFlow(devicePath: FakeTree.device, canSend: true))
+        #expect(await ready.next() != nil, "one ready event for the drain")
+        #expect(peripheral.canSendWriteWithoutResponse)
+    }
+
+    @Test func serviceDiscoveryProgressFollowsConnectedAndServicesResolved() async throws {
+        let (manager, backend, _) = await poweredOn(connected: true, resolved: false)
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
+        #expect(peripheral.serviceDiscoveryState == .discovering)
+        backend.send(FakeTree.deviceChanged(["ServicesResolved": .bool(true)]))
+        while peripheral.serviceDiscoveryState != .discovered { await Task.yield() }  // bounded by the suite's limit
+        backend.send(FakeTree.deviceChanged(["ServicesResolved": .bool(false), "Connected": .bool(false)]))
+        while peripheral.serviceDiscoveryState != .idle { await Task.yield() }
+        #expect(peripheral.serviceDiscoveryState == .idle)
+    }
+
     @Test func aReadOnACharacteristicWithoutReadIsRefused() async throws {
         let (manager, _, _) = await poweredOn()
         let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)

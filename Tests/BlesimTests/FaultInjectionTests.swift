@@ -43,6 +43,37 @@ struct FaultInjectionTests {
         _ = sim
     }
 
+    @Test(
+        "a timeout fault on Connect: Failed le-connection-abort-by-local after the scenario's connectFailSeconds, then Connect works"
+    )
+    func connectTimeout() async throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let client = try await BlueZClient.connect(bus)
+        // Discover HRM-C, then leave it disconnected with the fault armed.
+        try await client.connectHRM()
+        _ = try await client.call(Air.hrm, "org.bluez.Device1", "Disconnect")
+        #expect(await client.log.wait { BlueZClient.changed($0, Air.hrm, "Connected", .boolean(false)) })
+        try await client.control("FailNext", [Self.address, .string(""), .uint32(1), .string("timeout"), .string("")])
+        let clock = ContinuousClock()
+        let start = clock.now
+        // bluetoothd answers a connection the peer never completes (air.json: connectFailSeconds 0.3);
+        // a call left unanswered would end in the client's NoReply after 20 s instead.
+        do {
+            _ = try await client.connection.call(
+                destination: "org.bluez", path: ObjectPath(Air.hrm), interface: "org.bluez.Device1",
+                member: "Connect", arguments: [], timeout: .seconds(20))
+            Issue.record("Connect succeeded")
+        } catch let error as DBusError {
+            #expect(error.name.rawValue == "org.bluez.Error.Failed")
+            #expect(error.message == "le-connection-abort-by-local")
+        }
+        #expect(clock.now - start >= .milliseconds(300), "not before connectFailSeconds")
+        _ = try await client.call(Air.hrm, "org.bluez.Device1", "Connect")
+        #expect(try await client.property(Air.hrm, "org.bluez.Device1", "Connected") == .boolean(true))
+        _ = sim
+    }
+
     @Test("SetDelay holds answers back; a second read at another offset meanwhile is InProgress")
     func delayAndInProgress() async throws {
         let bus = try PrivateBus()

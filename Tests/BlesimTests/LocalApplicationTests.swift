@@ -168,6 +168,113 @@ struct LocalApplicationTests {
     }
 
     @Test(
+        "applications without a valid service are Failed \"No valid service object found\"; SupportedInstances counts the free instance; SupportedIncludes as bluetoothd"
+    )
+    func validationAndInstances() async throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--adapters", "1"])
+        let client = try await BlueZClient.connect(bus)
+        let manager = "org.bluez.LEAdvertisingManager1"
+        #expect(try await client.property("/org/bluez/hci0", manager, "SupportedInstances") == .byte(1))
+        #expect(
+            try await client.property("/org/bluez/hci0", manager, "SupportedIncludes")
+                == .array(.string, ["tx-power", "appearance", "local-name"].map(DBusValue.string)))
+        let bad = try await DBusConnection.connect(address: bus.address)
+        let objects = bad.objects
+        objects.addObjectManager(at: try ObjectPath("/bad/app"))
+        objects.addObjectManager(at: try ObjectPath("/empty/app"))
+        try objects.export(
+            ObjectPath("/bad/app/service0"),
+            interfaces: [
+                try ExportedInterface(
+                    "org.bluez.GattService1", methods: [],
+                    properties: [
+                        ExportedProperty("UUID", type: .string, value: .string("not-a-uuid")),
+                        ExportedProperty("Primary", type: .boolean, value: .boolean(true)),
+                    ])
+            ])
+        for root in ["/bad/app", "/empty/app"] {
+            do {
+                _ = try await bad.call(
+                    destination: "org.bluez", path: ObjectPath("/org/bluez/hci0"), interface: "org.bluez.GattManager1",
+                    member: "RegisterApplication",
+                    arguments: [.objectPath(ObjectPath(root)), .dictionary(key: .string, value: .variant, [])])
+                Issue.record("\(root) was registered")
+            } catch let error as DBusError {
+                #expect(error.name.rawValue == "org.bluez.Error.Failed", "\(root)")
+                #expect(error.message == "No valid service object found", "\(root)")
+            }
+        }
+        let app = try await DBusConnection.connect(address: bus.address)
+        try Self.exportApplication(app, calls: Calls())
+        try await Self.register(app)
+        #expect(try await client.property("/org/bluez/hci0", manager, "SupportedInstances") == .byte(0))
+        #expect(try await client.property("/org/bluez/hci0", manager, "ActiveInstances") == .byte(1))
+        _ = (sim, bad, app)
+    }
+
+    @Test(
+        "an advertisement's SolicitUUIDs and Data count in the advertising data: too long, a type bluetoothd builds itself or a bad UUID is Failed; a fitting one registers"
+    )
+    func solicitAndData() async throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--adapters", "4"])
+        let client = try await BlueZClient.connect(bus)
+        let app = try await DBusConnection.connect(address: bus.address)
+        func export(_ path: String, solicit: [String], data: [(UInt8, [UInt8])], manufacturer: [UInt8]) throws {
+            try app.objects.export(
+                ObjectPath(path),
+                interfaces: [
+                    try ExportedInterface(
+                        "org.bluez.LEAdvertisement1", methods: [ExportedMethod("Release", in: "", out: "") { _ in [] }],
+                        properties: [
+                            ExportedProperty("Type", type: .string, value: .string("peripheral")),
+                            ExportedProperty(
+                                "SolicitUUIDs", type: .array(.string),
+                                value: .array(.string, solicit.map(DBusValue.string))),
+                            ExportedProperty(
+                                "Data", type: .dictionary(key: .byte, value: .variant),
+                                value: .dictionary(
+                                    key: .byte, value: .variant, data.map { (.byte($0.0), .variant(.bytes($0.1))) })),
+                            ExportedProperty(
+                                "ManufacturerData", type: .dictionary(key: .uint16, value: .variant),
+                                value: .dictionary(
+                                    key: .uint16, value: .variant, [(.uint16(0xFFFF), .variant(.bytes(manufacturer)))])),
+                        ])
+                ])
+        }
+        // Each on an adapter of its own: one adapter's single instance would hide a wrong success.
+        func register(_ path: String, on adapter: String) async -> String? {
+            await client.errorName {
+                _ = try await app.call(
+                    destination: "org.bluez", path: ObjectPath(adapter),
+                    interface: "org.bluez.LEAdvertisingManager1", member: "RegisterAdvertisement",
+                    arguments: [.objectPath(ObjectPath(path)), .dictionary(key: .string, value: .variant, [])])
+            }
+        }
+        // Flags (3) + manufacturer data (2 + 2 + 27 = 31) fit 31 + 31; a 29-byte URI AD (0x24) more does not.
+        try export(
+            "/ad/long", solicit: [], data: [(0x24, [UInt8](repeating: 1, count: 27))],
+            manufacturer: [UInt8](repeating: 2, count: 27))
+        try export("/ad/name", solicit: [], data: [(0x09, Array("name".utf8))], manufacturer: [1])
+        try export("/ad/uuid", solicit: ["not-a-uuid"], data: [], manufacturer: [1])
+        try export(
+            "/ad/fits", solicit: ["180D", "180F"], data: [(0x24, [1, 2, 3])],
+            manufacturer: [UInt8](repeating: 2, count: 27))
+        #expect(await register("/ad/long", on: "/org/bluez/hci0") == "org.bluez.Error.Failed")
+        #expect(await register("/ad/name", on: "/org/bluez/hci1") == "org.bluez.Error.Failed")
+        #expect(await register("/ad/uuid", on: "/org/bluez/hci2") == "org.bluez.Error.Failed")
+        #expect(await register("/ad/fits", on: "/org/bluez/hci3") == nil)
+        #expect(
+            try await client.property("/org/bluez/hci3", "org.bluez.LEAdvertisingManager1", "ActiveInstances")
+                == .byte(1))
+        #expect(
+            try await client.property("/org/bluez/hci0", "org.bluez.LEAdvertisingManager1", "ActiveInstances")
+                == .byte(0))
+        _ = (sim, app)
+    }
+
+    @Test(
         "a remote read passes device, mtu and link \"LE\" (offset only when non-zero); an application error maps through ATT; StartNotify and Value changes notify"
     )
     func optionsAndNotifications() async throws {

@@ -139,4 +139,35 @@ struct RemoteGATTTests {
         #expect(await client.log.wait { BlueZClient.changed($0, HRM.measurement, "NotifyAcquired", .boolean(false)) })
         _ = sim
     }
+    @Test(
+        "AcquireWrite: a socket with the MTU, WriteAcquired true; WriteValue meanwhile is NotPermitted \"Write acquired\"; closing releases"
+    )
+    func acquireWrite() async throws {
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let client = try await BlueZClient.connect(bus)
+        try await client.connectHRM()
+        let reply = try await client.call(
+            HRM.command, BlueZClient.characteristic, "AcquireWrite", [BlueZClient.emptyOptions])
+        guard reply.count == 2, case .unixFD(let fd) = reply[0], case .uint16(let mtu) = reply[1] else {
+            Issue.record("AcquireWrite replied \(reply)")
+            return
+        }
+        #expect(mtu == 64)
+        #expect(await client.log.wait { BlueZClient.changed($0, HRM.command, "WriteAcquired", .boolean(true)) })
+        let raw = try #require(fd.take())
+        let packet: [UInt8] = [1, 2, 3]
+        #expect(packet.withUnsafeBytes { send(raw, $0.baseAddress, $0.count, 0) } == 3)
+        do {
+            try await client.write(HRM.command, [4], type: "command")
+            Issue.record("WriteValue went through while the write was acquired")
+        } catch let error as DBusError {
+            #expect(error.name.rawValue == "org.bluez.Error.NotPermitted")
+            #expect(error.message == "Write acquired")
+        }
+        close(raw)
+        #expect(await client.log.wait { BlueZClient.changed($0, HRM.command, "WriteAcquired", .boolean(false)) })
+        try await client.write(HRM.command, [5], type: "command")
+        _ = sim
+    }
 }

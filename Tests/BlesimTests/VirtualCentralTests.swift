@@ -85,4 +85,40 @@ struct VirtualCentralTests {
         #expect(try server.waitForLine(within: 60, where: { $0 == "Update HR Measurement Simulation" }) != nil)
         _ = (sim, bus)
     }
+
+    @Test(
+        "a scenario's central connects once the application is registered, reads, writes and subscribes at its times",
+        .enabled(if: PeripheralRoleTests.available))
+    func scenarioCentral() async throws {
+        let path = FileManager.default.temporaryDirectory.path + "/blesim-centrals-\(getpid()).json"
+        try Data(
+            #"""
+            { "adapters": 2, "centrals": [ { "adapter": 0, "after": "application", "steps": [
+                { "at": 0, "action": "connect" },
+                { "at": 0.05, "action": "read", "uuid": "2A19" },
+                { "at": 0.1, "action": "write", "uuid": "2A39", "value": "01" },
+                { "at": 0.15, "action": "subscribe", "uuid": "2A37" } ] } ] }
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let bus = try PrivateBus()
+        let sim = try Blesim(bus: bus, arguments: ["--scenario", path])
+        let client = try await BlueZClient.connect(bus)
+        // Nothing to connect to yet: the central waits for the application.
+        let server = try ChildProcess(
+            PeripheralRoleTests.python, ["-u", PeripheralRoleTests.examples + "example-gatt-server"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        #expect(try server.waitForLine(within: 60, where: { $0 == "GATT application registered" }) != nil)
+        #expect(try server.waitForLine(within: 60, where: { $0.hasPrefix("Battery Level read: ") }) != nil)
+        #expect(try server.waitForLine(within: 60, where: { $0 == "Energy Expended field reset!" }) != nil)
+        #expect(try server.waitForLine(within: 60, where: { $0 == "Update HR Measurement Simulation" }) != nil)
+        #expect(
+            await client.log.wait(until: { messages in
+                messages.contains { $0.member == "Notification" && $0.path?.rawValue == "/org/blesim" }
+            }), "the subscribed central's notifications arrive as Control1 signals")
+        #expect(
+            try await client.property("/org/bluez/hci0/dev_C0_DE_00_00_00_01", "org.bluez.Device1", "Connected")
+                == .boolean(true))
+        _ = sim
+    }
 }

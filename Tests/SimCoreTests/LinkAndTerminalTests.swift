@@ -68,6 +68,20 @@ struct LinkAndTerminalTests {
         #expect(try world.beginConnect(adapter: 0, address: Self.terminal, at: .zero) == .alreadyConnected)
     }
 
+    @Test(
+        "a timeout fault on Connect fails it le-connection-abort-by-local after connectFailSeconds, as bluetoothd when the peer never completes the connection"
+    )
+    func connectTimeout() throws {
+        var world = try Self.world()
+        world.faults.rules.append(FaultPlan.Rule(address: Self.terminal, remaining: 1, action: .timeout))
+        #expect(
+            try world.beginConnect(adapter: 0, address: Self.terminal, at: .zero)
+                == .fails(SimWorld.connectionAbort, delay: 0.5))
+        #expect(
+            try world.beginConnect(adapter: 0, address: Self.terminal, at: .zero) == .connects(delay: 0.02),
+            "the fault is spent")
+    }
+
     @Test("a second write while one is in flight is InProgress; a read of another offset too")
     func inProgress() throws {
         var world = try Self.connected()

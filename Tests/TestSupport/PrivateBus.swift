@@ -17,7 +17,9 @@ public final class PrivateBus: Sendable {
 
     public enum Failure: Error { case setup(String) }
 
-    public static func start() throws -> PrivateBus {
+    /// Starts a bus; `policy` is appended to the default policy (later rules win), for tests of
+    /// a bus that refuses something, such as `<deny send_destination="org.bluez"/>`.
+    public static func start(policy: String = "") throws -> PrivateBus {
         var template = Array("/tmp/bleagent-dbus-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure.setup("mkdtemp failed: \(errno)") }
         let directory = String(cString: made)
@@ -32,6 +34,7 @@ public final class PrivateBus: Sendable {
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
                 <allow own="*"/>
+                \(policy)
               </policy>
             </busconfig>
             """
@@ -98,8 +101,10 @@ public final class PrivateBus: Sendable {
     }
 
     /// Runs `body` with a fresh bus, always stopping it afterwards.
-    public static func with<T>(_ body: (PrivateBus) async throws -> T) async throws -> T {
-        let bus = try await offPool { try PrivateBus.start() }
+    public static func with<T>(
+        policy: String = "", _ body: (PrivateBus) async throws -> T
+    ) async throws -> T {
+        let bus = try await offPool { try PrivateBus.start(policy: policy) }
         defer { bus.stop() }
         return try await body(bus)
     }

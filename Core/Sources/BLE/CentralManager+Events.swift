@@ -241,13 +241,16 @@ extension CentralManager {
         for (reference, characteristicPath, generation) in resubscribe {
             let backend = self.backend
             Task { [weak self] in
+                var change = NotificationStateChange(characteristic: reference, isNotifying: true)
                 do throws(BLEError) {
                     try await backend.startNotify(characteristic: characteristicPath)
                     self?.state.withLock { $0.subscriptions.started(reference, generation: generation) }
                 } catch {
                     _ = self?.state.withLock { $0.subscriptions.startFailed(reference, generation: generation) }
+                    change = NotificationStateChange(characteristic: reference, isNotifying: false, error: error)
                 }
                 self?.subscriptionBroadcast.yield(reference)
+                self?.notificationStateBroadcast.yield(change)
             }
         }
     }

@@ -95,6 +95,8 @@ public final class CentralManager: Sendable {
     let flowBroadcast = Broadcast<String>()
     /// A subscription's start settled (confirmed or failed) on some link.
     let subscriptionBroadcast = Broadcast<CharacteristicReference>()
+    /// Subscriptions turned on or off, by a caller or a restore.
+    let notificationStateBroadcast = Broadcast<NotificationStateChange>()
     private let pump = Mutex<[Task<Void, Never>]>([])
     let persistence = Mutex<Void>(())
 

@@ -32,6 +32,16 @@ public final class Peripheral: Sendable {
         central.state.withLock { $0.peripheralStates[identifier] ?? .disconnected }
     }
 
+    /// Service discovery progress, from Device1's Connected and ServicesResolved.
+    public var serviceDiscoveryState: ServiceDiscoveryState {
+        central.state.withLock { state in
+            guard let path = state.mirror.devicePath(for: identifier), let device = state.mirror.device(at: path),
+                device.connected
+            else { return .idle }
+            return device.servicesResolved ? .discovered : .discovering
+        }
+    }
+
     /// The services BlueZ resolved, empty until then.
     public var services: [RemoteService] {
         central.state.withLock { state in
@@ -149,9 +159,11 @@ public final class Peripheral: Sendable {
     /// An event each time writes without response can be sent again.
     public func readyToSendWriteWithoutResponse() -> AsyncStream<Void> {
         let path = devicePath
+        // Subscribed now, not when the task starts: a drain right after this call is not lost.
+        let drains = central.flowBroadcast.stream()
         return AsyncStream { continuation in
             let task = Task {
-                for await ready in central.flowBroadcast.stream() where ready == path { continuation.yield(()) }
+                for await ready in drains where ready == path { continuation.yield(()) }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
@@ -165,8 +177,9 @@ public final class Peripheral: Sendable {
     {
         let mtu = characteristic.mtu ?? .minimum
         for chunk in mtu.writeWithoutResponseChunks(of: payload) {
+            let ready = readyToSendWriteWithoutResponse()  // subscribed before looking: no drain missed
             if !canSendWriteWithoutResponse {
-                for await _ in readyToSendWriteWithoutResponse() { break }
+                for await _ in ready { break }
             }
             try await writeValue(chunk, for: characteristic, type: .withoutResponse)
         }
@@ -203,18 +216,46 @@ public final class Peripheral: Sendable {
                 if let generation {
                     central.state.withLock { $0.subscriptions.started(reference, generation: generation) }
                 }
+                central.notificationStateBroadcast.yield(.init(characteristic: reference, isNotifying: true))
             } catch {
                 _ = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
                 try? central.persist()
+                central.notificationStateBroadcast.yield(
+                    .init(characteristic: reference, isNotifying: false, error: error))
                 throw error
             }
         } else {
             let wasStarted = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
             try central.persist()
-            guard wasStarted else { return }
-            try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
-                try await backend.stopNotify(characteristic: attribute)
+            guard wasStarted else {
+                central.notificationStateBroadcast.yield(.init(characteristic: reference, isNotifying: false))
+                return
             }
+            do throws(BLEError) {
+                try await central.enqueue(devicePath: path, attribute: attribute) { () async throws(BLEError) in
+                    try await backend.stopNotify(characteristic: attribute)
+                }
+                central.notificationStateBroadcast.yield(.init(characteristic: reference, isNotifying: false))
+            } catch {
+                central.notificationStateBroadcast.yield(
+                    .init(characteristic: reference, isNotifying: false, error: error))
+                throw error
+            }
+        }
+    }
+
+    /// Each subscription of this peripheral turned on or off (Core Bluetooth's
+    /// didUpdateNotificationStateFor): by ``setNotifyValue(_:for:)`` and by the
+    /// manager's restore after every reconnect. Subscribed at the call.
+    public func notificationStateUpdates() -> AsyncStream<NotificationStateChange> {
+        let id = identifier
+        let changes = central.notificationStateBroadcast.stream()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await change in changes where change.characteristic.peripheral == id { continuation.yield(change) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
         }
     }
 

@@ -38,6 +38,17 @@ public struct RemoteDescriptor: Hashable, Sendable {
     public var objectPath: String
 }
 
+/// How far BlueZ's service discovery on a peripheral is (BlueZ always discovers the whole
+/// database after connecting, then sets Device1.ServicesResolved).
+public enum ServiceDiscoveryState: String, Hashable, Sendable {
+    /// Not connected: nothing is being discovered.
+    case idle
+    /// Connected, services not resolved yet.
+    case discovering
+    /// Device1.ServicesResolved: the GATT objects are there.
+    case discovered
+}
+
 /// Where a peripheral's link stands (`CBPeripheralState`).
 public enum PeripheralState: String, Hashable, Sendable {
     /// Not connected.

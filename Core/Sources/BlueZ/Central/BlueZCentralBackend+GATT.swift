@@ -32,6 +32,9 @@ extension BlueZCentralBackend {
     /// AcquireNotify (unless turned off or refused before), falling back to
     /// StartNotify. A second StartNotify while BlueZ still registers the
     /// first answers InProgress; BlueZ keeps the session, so it is success.
+    /// AcquireNotify answers InProgress while another client holds a
+    /// StartNotify session (gatt-client.c's `characteristic_acquire_notify`):
+    /// StartNotify then joins those sessions; AcquireNotify is tried again next time.
     public func startNotify(characteristic: String) async throws(BLEError) {
         let acquired = sockets.withLock { $0.notify[characteristic] != nil || $0.started.contains(characteristic) }
         if acquired { return }
@@ -43,6 +46,8 @@ extension BlueZCentralBackend {
                 return
             } catch  where Self.isRefusal(error) {
                 _ = sockets.withLock { $0.notifyRefused.insert(characteristic) }
+            } catch  where error.code == .inProgress {
+                // other clients' StartNotify sessions: join them below
             }
         }
         do throws(BLEError) {
