@@ -4,16 +4,30 @@ import GATT
 extension Scenario {
     static func parseGATT(_ field: ScenarioField) throws(ScenarioError) -> GATTDatabaseSpec {
         let keys = try field.object(allowing: ["services"])
-        let services =
-            try keys["services"]?.array().map { (item) throws(ScenarioError) in try parseService(item) } ?? []
+        let fields = try keys["services"]?.array() ?? []
+        let services = try fields.map { (item) throws(ScenarioError) in try parseService(item) }
+        // Included services name others of the same database by index.
+        for (index, service) in services.enumerated() {
+            for (position, included) in service.includes.enumerated()
+            where included == index || !services.indices.contains(included) {
+                throw ScenarioError(
+                    path: fields[index].child("includes") + "[\(position)]",
+                    message: "expected the index of another service of this database (0...\(services.count - 1))")
+            }
+        }
         return GATTDatabaseSpec(services: services)
     }
 
     private static func parseService(_ field: ScenarioField) throws(ScenarioError) -> GATTServiceSpec {
-        let keys = try field.object(allowing: ["uuid", "primary", "characteristics", "description"])
+        let keys = try field.object(allowing: ["uuid", "primary", "includes", "characteristics", "description"])
         guard let uuid = keys["uuid"] else { throw ScenarioError(path: field.child("uuid"), message: "missing") }
         var service = GATTServiceSpec(uuid: try uuid.uuid(), characteristics: [])
         if let primary = keys["primary"] { service.primary = try primary.bool() }
+        if let includes = keys["includes"] {
+            service.includes = try includes.array().map { (item) throws(ScenarioError) in
+                Int(try item.integer(in: 0...255))
+            }
+        }
         if let list = keys["characteristics"] {
             service.characteristics = try list.array().map { (item) throws(ScenarioError) in
                 try parseCharacteristic(item)

@@ -60,6 +60,27 @@ struct CentralAPIOverBlesimTests {
         }
     }
 
+    @Test("discoverIncludedServices lists the services a service includes (GattService1.Includes from blesim)")
+    func includedServices() async throws {
+        // HRM-C with its Heart Rate service including the custom one (Include declarations shift the handles).
+        let scenario = FaultRig.scenario.replacing(
+            #"{ "uuid": "180D", "characteristics""#, with: #"{ "uuid": "180D", "includes": [1], "characteristics""#)
+        #expect(scenario != FaultRig.scenario)
+        try await FaultRig.with(scenario: scenario) { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let central = try await rig.central()
+            let (peripheral, _) = try await FaultRig.connectedHRM(central)
+            let services = try await peripheral.discoverServices()
+            let heartRate = try #require(services.first { $0.uuid == .heartRate })
+            let custom = try #require(
+                services.first { $0.uuid == BluetoothUUID("12345678-1234-5678-1234-56789abcdef0") })
+            #expect(try await peripheral.discoverIncludedServices(for: heartRate).map(\.uuid) == [custom.uuid])
+            #expect(try await peripheral.discoverIncludedServices(for: custom).isEmpty)
+            try await central.cancelConnection(peripheral)
+        }
+    }
+
     @Test(
         "a Connect the peer never completes (a timeout fault) is connectionFailed with BlueZ's Failed le-connection-abort-by-local, and failedToConnect"
     )

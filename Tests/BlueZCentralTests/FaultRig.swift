@@ -43,8 +43,9 @@ struct FaultRig {
     /// The test's own connection: Control1 calls and watching signals.
     let monitor: DBusConnection
 
-    /// Runs `body` with a bus, the scenario written into the bus's directory, and two connections.
-    static func with<T>(_ body: (FaultRig) async throws -> T) async throws -> T {
+    /// Runs `body` with a bus, `scenario` (``FaultRig/scenario`` unless given) written into the bus's
+    /// directory, and two connections.
+    static func with<T>(scenario: String = FaultRig.scenario, _ body: (FaultRig) async throws -> T) async throws -> T {
         try await PrivateBus.with { bus in
             let path = bus.directory + "/faults.json"
             try await offPool {

@@ -38,6 +38,31 @@ struct GATTServerTests {
         #expect(GATTObjects.clientFlags(name.flags) == ["read", "write", "extended-properties", "reliable-write"])
     }
 
+    @Test(
+        "an included service takes an Include declaration handle and appears in GattService1.Includes; a bad index is refused"
+    )
+    func includedServices() throws {
+        let text = Self.scenario.replacing(
+            #"{ "uuid": "180D", "characteristics""#, with: #"{ "uuid": "180D", "includes": [1], "characteristics""#)
+        let server = GATTServer(try #require(try Scenario.parse(text).devices.first?.gatt))
+        #expect(server.services.map(\.handle) == [0x000a, 0x000f])  // 0x000b is the Include declaration
+        #expect(server.services[0].characteristics[0].handle == 0x000c)
+        let objects = GATTObjects.objects(of: server, devicePath: "/d", link: GATTLink(device: 0, mtu: 23))
+        let includes = objects.first { $0.path == "/d/service000a" }?.properties.first { $0.name == "Includes" }
+        #expect(includes?.value == .objectPaths(["/d/service000f"]))
+        for (bad, message) in [("[0]", "itself"), ("[2]", "out of range")] {
+            let wrong = Self.scenario.replacing(
+                #"{ "uuid": "180D", "characteristics""#,
+                with: #"{ "uuid": "180D", "includes": "# + bad + #", "characteristics""#)
+            #expect(throws: ScenarioError.self, "\(message)") { try Scenario.parse(wrong) }
+            do {
+                _ = try Scenario.parse(wrong)
+            } catch {
+                #expect(error.path == "devices[0].gatt.services[0].includes[0]", "\(message): \(error)")
+            }
+        }
+    }
+
     @Test("reads from an offset; past the end is Invalid Offset; without read it is Read Not Permitted")
     func reads() throws {
         let server = try Self.server()

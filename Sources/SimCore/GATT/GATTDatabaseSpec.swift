@@ -24,6 +24,9 @@ public struct GATTServiceSpec: Sendable, Equatable {
     public var primary: Bool
     /// Its characteristics, in handle order.
     public var characteristics: [GATTCharacteristicSpec]
+    /// The services it includes, as indices into the database's services (an Include declaration
+    /// each, right after the service declaration, as the GATT specification orders them).
+    public var includes: [Int] = []
 
     /// A service.
     public init(uuid: BluetoothUUID, primary: Bool = true, characteristics: [GATTCharacteristicSpec]) {

@@ -60,7 +60,12 @@ public enum GATTObjects {
                         Property("UUID", .string(service.uuid.uuidString)),
                         Property("Device", .objectPath(devicePath)),
                         Property("Primary", .bool(service.primary)),
-                        Property("Includes", .objectPaths([])),
+                        Property(
+                            "Includes",
+                            .objectPaths(
+                                service.includes.filter(server.services.indices.contains).map {
+                                    path(device: devicePath, service: server.services[$0])
+                                })),
                     ]
                 ))
             for chrc in service.characteristics {

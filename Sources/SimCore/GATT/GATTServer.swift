@@ -16,6 +16,8 @@ public struct GATTServer: Sendable {
         public let primary: Bool
         /// Its characteristics.
         public var characteristics: [Characteristic]
+        /// The services it includes, as indices into ``GATTServer/services``.
+        public let includes: [Int]
     }
 
     /// A characteristic with its handles and current value.
@@ -75,6 +77,7 @@ public struct GATTServer: Sendable {
         }
         services = database.services.map { spec in
             let handle = take()
+            for _ in spec.includes { _ = take() }  // one Include declaration each
             let characteristics = spec.characteristics.map { chrc in
                 let declaration = take()
                 let valueHandle = take()
@@ -98,7 +101,7 @@ public struct GATTServer: Sendable {
             }
             return Service(
                 handle: handle, endHandle: next &- 1, uuid: spec.uuid, primary: spec.primary,
-                characteristics: characteristics)
+                characteristics: characteristics, includes: spec.includes)
         }
     }
 
