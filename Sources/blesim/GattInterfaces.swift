@@ -79,7 +79,7 @@ struct GattInterfaces: Sendable {
             ExportedMethod("StartNotify", in: "", out: "") { call in
                 releaseClosedSocket(path)
                 try run { () throws(BlueZError) in
-                    try subscribing(path, start: true) { world throws(BlueZError) in
+                    try subscribing(path, start: true, after: call) { world throws(BlueZError) in
                         ((), try world.startNotify(path: path, owner: call.sender))
                     }
                 }
@@ -87,7 +87,7 @@ struct GattInterfaces: Sendable {
             },
             ExportedMethod("StopNotify", in: "", out: "") { call in
                 try run { () throws(BlueZError) in
-                    try subscribing(path, start: false) { world throws(BlueZError) in
+                    try subscribing(path, start: false, after: call) { world throws(BlueZError) in
                         ((), try world.stopNotify(path: path, owner: call.sender))
                     }
                 }
@@ -98,13 +98,13 @@ struct GattInterfaces: Sendable {
                 outputs: [DBusArgument("fd", .unixFD), DBusArgument("mtu", .uint16)]
             ) { call in
                 releaseClosedSocket(path)
-                return try acquire(.notify, path: path, owner: call.sender)
+                return try acquire(.notify, path: path, owner: call.sender, call: call)
             },
             try ExportedMethod(
                 "AcquireWrite", inputs: [DBusArgument("options", try DBusType("a{sv}"))],
                 outputs: [DBusArgument("fd", .unixFD), DBusArgument("mtu", .uint16)]
             ) { call in
-                try acquire(.write, path: path, owner: call.sender)
+                try acquire(.write, path: path, owner: call.sender, call: call)
             },
         ]
     }
@@ -117,7 +117,9 @@ struct GattInterfaces: Sendable {
         try? subscribing(path, start: false) { world throws(BlueZError) in ((), world.releaseNotify(path: path)) }
     }
 
-    private func acquire(_ kind: AcquiredSockets.Kind, path: String, owner: String) throws -> [DBusValue] {
+    private func acquire(
+        _ kind: AcquiredSockets.Kind, path: String, owner: String, call: DBusMethodCall
+    ) throws -> [DBusValue] {
         let release: @Sendable () -> Void = { [self] in
             try? subscribing(path, start: false) { world throws(BlueZError) in
                 ((), kind == .notify ? world.releaseNotify(path: path) : world.releaseWrite(path: path))
@@ -125,7 +127,7 @@ struct GattInterfaces: Sendable {
         }
         // An AcquireNotify writes the peer's CCC like StartNotify: a local application is told.
         let mtu = try run { () throws(BlueZError) in
-            try subscribing(path, start: true) { world throws(BlueZError) in
+            try subscribing(path, start: true, after: call) { world throws(BlueZError) in
                 kind == .notify ? try world.acquireNotify(path: path, owner: owner) : try world.acquireWrite(path: path)
             }
         }
@@ -209,7 +211,8 @@ struct GattInterfaces: Sendable {
     /// same lock (so concurrent subscriptions are seen in order), tells a local application when
     /// the link's subscription turns on (on each enabling) or the last one turns off.
     private func subscribing<R: Sendable>(
-        _ path: String, start: Bool, _ operation: (inout SimWorld) throws(BlueZError) -> (R, [SimWorld.Batch])
+        _ path: String, start: Bool, after call: DBusMethodCall? = nil,
+        _ operation: (inout SimWorld) throws(BlueZError) -> (R, [SimWorld.Batch])
     ) throws(BlueZError) -> R {
         let local = self.local
         return try host.world { world, _ throws(BlueZError) in
@@ -220,7 +223,7 @@ struct GattInterfaces: Sendable {
                 let now = world.localCharacteristic(remotePath: path)?.subscribers ?? 0
                 if (start && now > was) || (!start && now == 0 && was > 0) {
                     local.subscriptionChanged(
-                        attribute, start: start, central: target?.central ?? "/", mtu: target?.mtu ?? 23)
+                        attribute, start: start, central: target?.central ?? "/", mtu: target?.mtu ?? 23, after: call)
                 }
             }
             return (result, batches)

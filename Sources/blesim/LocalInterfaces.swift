@@ -21,6 +21,22 @@ final class LocalInterfaces: Sendable {
     /// Application AcquireNotify calls awaiting their reply, by `socketKey`.
     private let acquiring = Mutex<Set<String>>([])
 
+    /// Subscription changes for applications, carried out one at a time in the order the world
+    /// decided them, each once the reply of the call that caused it is out: bluetoothd calls an
+    /// application's StartNotify on the central's CCC write, which the central's bluetoothd has
+    /// answered (Notifying true, the StartNotify reply) before any value can come back.
+    private let subscriptionChanges: AsyncStream<SubscriptionChange>.Continuation
+
+    /// One change of an application characteristic's subscription; `gate` ends when the causing
+    /// call's reply is sent (nil: nothing to wait for).
+    private struct SubscriptionChange: Sendable {
+        let attribute: LocalAttribute
+        let start: Bool
+        let central: String
+        let mtu: UInt16
+        let gate: AsyncStream<Never>?
+    }
+
     init(
         host: SimHost, connection: DBusConnection,
         advertising: AdvertisingFeatures = .init(extended: false, experimental: false)
@@ -28,6 +44,29 @@ final class LocalInterfaces: Sendable {
         self.host = host
         self.connection = connection
         self.advertising = advertising
+        let (changes, continuation) = AsyncStream.makeStream(of: SubscriptionChange.self)
+        subscriptionChanges = continuation
+        Task { [weak self] in
+            for await change in changes {
+                if let gate = change.gate { for await _ in gate {} }
+                self?.carryOut(change.attribute, start: change.start, central: change.central, mtu: change.mtu)
+            }
+        }
+    }
+
+    /// Queues a subscription change (see ``carryOut(_:start:central:mtu:)``) behind the earlier
+    /// ones; with `call`, it waits for that call's reply.
+    func subscriptionChanged(
+        _ attribute: LocalAttribute, start: Bool, central: String, mtu: UInt16, after call: DBusMethodCall? = nil
+    ) {
+        var gate: AsyncStream<Never>? = nil
+        if let call {
+            let (stream, open) = AsyncStream.makeStream(of: Never.self)
+            call.afterReply { open.finish() }
+            gate = stream
+        }
+        subscriptionChanges.yield(
+            SubscriptionChange(attribute: attribute, start: start, central: central, mtu: mtu, gate: gate))
     }
 
     private func run<R>(_ body: () throws(BlueZError) -> R) throws -> R {
@@ -355,7 +394,7 @@ final class LocalInterfaces: Sendable {
     /// notifications; while the socket is open a further enabling calls nothing), else
     /// StartNotify; off, the AcquireNotify socket is closed, else StopNotify. Replies are not
     /// waited for.
-    func subscriptionChanged(_ attribute: LocalAttribute, start: Bool, central: String, mtu: UInt16) {
+    private func carryOut(_ attribute: LocalAttribute, start: Bool, central: String, mtu: UInt16) {
         let key = Self.socketKey(.notify, attribute)
         if !start && appSockets.contains(key: key) {
             appSockets.shut(key: key)
