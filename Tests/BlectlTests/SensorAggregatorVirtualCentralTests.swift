@@ -59,7 +59,7 @@ struct SensorAggregatorVirtualCentralTests {
     }
 
     @Test(
-        "the virtual central subscribes to Temperature and is notified as ingest readings change, writes a valid Config (applied) and an invalid one (ATT error 0x80), and reads the aggregates in the Summary"
+        "the virtual central subscribes to Temperature and is notified as ingest readings change, writes a valid Config (applied) and an invalid one (ATT error 0x80), reads the aggregates in the Summary, and gets a value sent with blectl update (peripheral.update)"
     )
     func virtualCentral() async throws {
         let data = makeTemporaryDirectory()
@@ -126,6 +126,12 @@ struct SensorAggregatorVirtualCentralTests {
         let humidity = Array(summary[28..<54])
         #expect(Array(humidity.prefix(2)) == [0x01, 0x02], "sensor 1, humidity")
         #expect(Self.uint32(humidity, 6) == 1 && Self.float(humidity, 22) == 40, "\(humidity)")
+
+        // peripheral.update through blectl: the subscribed virtual central gets the value.
+        let update = try blectl(["--socket", agent.socketPath, "--json", "update", "2a6e", "1122", "--hex"])
+        #expect(update.stdout == #"{"notified":1,"queued":true}"# + "\n", "\(update)")
+        let updated = await Self.notifications(signals, of: Self.temperature, until: [0x11, 0x22])
+        #expect(updated.last == [0x11, 0x22], "\(updated)")
 
         _ = try await Self.control(connection, "CentralDisconnect", [Self.hci0])
         signals.finish()
