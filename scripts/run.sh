@@ -28,7 +28,7 @@ ensure_setup
 log "build"
 swift build
 
-bin=.build/debug
+bin="$PWD/.build/debug"
 "$bin/bleagent" --config "$config" --check-config
 # The control socket as the config names it (relative paths are relative to the config's folder).
 socket=$(tr -d '\n' <"$config" | sed -n 's/.*"control"[^}]*"socket"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p')

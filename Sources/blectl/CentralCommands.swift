@@ -1,16 +1,16 @@
 import ControlProtocol
 import JSON
 
-/// `blectl scan start|stop`: central.scan.start / central.scan.stop (planned methods).
+/// `blectl scan start|stop`: central.scan.start / central.scan.stop.
 struct ScanCommand: BlectlCommand {
     static let name = "scan"
-    let method: String
-    let params: JSON?
+    let call: StartStopCall
 
     init(_ arguments: inout ArgumentCursor) throws(UsageError) {
-        switch try arguments.positional("start or stop") {
-        case "start":
-            var params = JSONObject()
+        call = try StartStopCall(
+            &arguments, command: Self.name, start: ("central.scan.start", "scanning"),
+            stop: ("central.scan.stop", "scan stopped")
+        ) { (arguments: inout ArgumentCursor, params: inout JSONObject) throws(UsageError) in
             if let duration = try arguments.values("--duration").last {
                 params["durationSeconds"] = .int(try Validate.seconds(duration))
             }
@@ -26,21 +26,10 @@ struct ScanCommand: BlectlCommand {
             }
             if let pattern = try arguments.values("--name").last { params["namePattern"] = .string(pattern) }
             if arguments.flag("--duplicates") { params["allowDuplicates"] = true }
-            method = "central.scan.start"
-            self.params = params.isEmpty ? nil : .object(params)
-        case "stop":
-            method = "central.scan.stop"
-            params = nil
-        case let other:
-            throw UsageError("scan takes start or stop, not \"\(other)\"")
         }
     }
 
-    func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
-        let result = try context.connect().call(method, params: params)
-        context.show(result) { _ in method == "central.scan.start" ? "scanning" : "scan stopped" }
-        return 0
-    }
+    func run(_ context: RunContext) throws(ClientFailure) -> Int32 { try call.run(context) }
 }
 
 /// `blectl devices`: central.devices as a table.
@@ -72,46 +61,49 @@ struct DeviceCall {
     }
 }
 
-/// `blectl connect DEVICE`.
-struct ConnectCommand: BlectlCommand {
-    static let name = "connect"
-    let device: String
+/// A command taking one DEVICE and calling one device-scoped method with `{"id": DEVICE}`.
+protocol SingleDeviceCommand: BlectlCommand {
+    /// The method called.
+    static var method: String { get }
+    /// The device id, validated.
+    var device: String { get }
+    init(device: String)
+    /// The human-readable result.
+    func human(_ result: JSON) -> String
+}
+
+extension SingleDeviceCommand {
     init(_ arguments: inout ArgumentCursor) throws(UsageError) {
-        device = try Validate.device(try arguments.positional("DEVICE"))
+        self.init(device: try Validate.device(try arguments.positional("DEVICE")))
     }
+
     func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
-        try DeviceCall(method: "central.connect", params: ["id": .string(device)]).run(context) { _ in
-            "connected to \(device)"
-        }
+        try DeviceCall(method: Self.method, params: ["id": .string(device)]).run(context) { human($0) }
     }
+}
+
+/// `blectl connect DEVICE`.
+struct ConnectCommand: SingleDeviceCommand {
+    static let name = "connect"
+    static let method = "central.connect"
+    let device: String
+    func human(_ result: JSON) -> String { "connected to \(device)" }
 }
 
 /// `blectl disconnect DEVICE`.
-struct DisconnectCommand: BlectlCommand {
+struct DisconnectCommand: SingleDeviceCommand {
     static let name = "disconnect"
+    static let method = "central.disconnect"
     let device: String
-    init(_ arguments: inout ArgumentCursor) throws(UsageError) {
-        device = try Validate.device(try arguments.positional("DEVICE"))
-    }
-    func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
-        try DeviceCall(method: "central.disconnect", params: ["id": .string(device)]).run(context) { _ in
-            "disconnected from \(device)"
-        }
-    }
+    func human(_ result: JSON) -> String { "disconnected from \(device)" }
 }
 
 /// `blectl services DEVICE`.
-struct ServicesCommand: BlectlCommand {
+struct ServicesCommand: SingleDeviceCommand {
     static let name = "services"
+    static let method = "central.services"
     let device: String
-    init(_ arguments: inout ArgumentCursor) throws(UsageError) {
-        device = try Validate.device(try arguments.positional("DEVICE"))
-    }
-    func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
-        try DeviceCall(method: "central.services", params: ["id": .string(device)]).run(context) {
-            Output.servicesGrid($0)
-        }
-    }
+    func human(_ result: JSON) -> String { Output.servicesGrid(result) }
 }
 
 /// `blectl read DEVICE CHARACTERISTIC`.

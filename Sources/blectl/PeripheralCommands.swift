@@ -4,33 +4,22 @@ import JSON
 /// `blectl advertise start [--name NAME] [--service UUID]...` / `advertise stop`.
 struct AdvertiseCommand: BlectlCommand {
     static let name = "advertise"
-    let method: String
-    let params: JSON?
+    let call: StartStopCall
 
     init(_ arguments: inout ArgumentCursor) throws(UsageError) {
-        switch try arguments.positional("start or stop") {
-        case "start":
-            var params = JSONObject()
+        call = try StartStopCall(
+            &arguments, command: Self.name, start: ("peripheral.advertising.start", "advertising"),
+            stop: ("peripheral.advertising.stop", "advertising stopped")
+        ) { (arguments: inout ArgumentCursor, params: inout JSONObject) throws(UsageError) in
             if let name = try arguments.values("--name").last { params["localName"] = .string(name) }
             let services = try arguments.values("--service").map { (text: String) throws(UsageError) in
                 JSON.string(try Validate.uuid(text))
             }
             if !services.isEmpty { params["services"] = .array(services) }
-            method = "peripheral.advertising.start"
-            self.params = params.isEmpty ? nil : .object(params)
-        case "stop":
-            method = "peripheral.advertising.stop"
-            params = nil
-        case let other:
-            throw UsageError("advertise takes start or stop, not \"\(other)\"")
         }
     }
 
-    func run(_ context: RunContext) throws(ClientFailure) -> Int32 {
-        let result = try context.connect().call(method, params: params)
-        context.show(result) { _ in method == "peripheral.advertising.start" ? "advertising" : "advertising stopped" }
-        return 0
-    }
+    func run(_ context: RunContext) throws(ClientFailure) -> Int32 { try call.run(context) }
 }
 
 /// `blectl published`: peripheral.services as a table.

@@ -115,4 +115,31 @@ struct AgentProcessTests {
                 "bleagent: reload (SIGHUP) rejected; keeping the running config:\n"
                     + "\(agent.configPath): roles.peripheral: missing required field\n"))
     }
+
+    @Test(
+        "contrib/systemd/bleagent.service passes systemd-analyze verify (ExecStart pointed at the built agent), is Type=notify, reloads with SIGHUP and does not restart on an invalid config (78)"
+    )
+    func systemdUnit() throws {
+        let directory = makeTemporaryDirectory()
+        defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
+        let unit = readText("\(repositoryRoot)/contrib/systemd/bleagent.service")
+        let lines = Set(unit.split(separator: "\n").map(String.init))
+        for line in [
+            "Type=notify", "NotifyAccess=main", "ExecStart=/usr/local/bin/bleagent --config /etc/bleagent/roles.json",
+            "ExecReload=/bin/kill -HUP $MAINPID", "RestartPreventExitStatus=78", "KillSignal=SIGTERM",
+        ] {
+            #expect(lines.contains(line), "\(line)")
+        }
+        writeFile("\(directory)/roles.json", RunningAgent.config(role: "central"))
+        let local = unit.replacing(
+            "ExecStart=/usr/local/bin/bleagent --config /etc/bleagent/roles.json",
+            with: "ExecStart=\(buildDirectory)/bleagent --config \(directory)/roles.json")
+        writeFile("\(directory)/bleagent.service", local)
+        let verify = try Child("/usr/bin/systemd-analyze", ["verify", "\(directory)/bleagent.service"]).finish()
+        #expect(verify.status == 0 && verify.stderr == "", "\(verify)")
+        // The ExecStart's arguments are the agent's own: they name a config it accepts.
+        let check = try Child("\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json", "--check-config"])
+            .finish()
+        #expect(check.status == 0, "\(check)")
+    }
 }

@@ -68,4 +68,57 @@ struct RoleProcessTests {
         #expect((try JSON(parsing: recovered.stdout))["roleState"]?["state"] == "running")
         #expect(agent.stop().status == 0)
     }
+
+    @Test(
+        "a reload with an invalid config keeps the running plugin, not restarted (diag.ping's start count unchanged); SIGINT stops it cleanly as SIGTERM does"
+    )
+    func invalidReloadKeepsThePluginThenSIGINT() throws {
+        let config = RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics"))
+        let agent = try RunningAgent(config: config)
+        let socket = ["--socket", agent.socketPath]
+        #expect(agent.readyMessage == "READY=1\nSTATUS=central role running (config \(agent.configPath))")
+        let ping = #"{"pong":true,"plugin":"Diagnostics","role":"central","starts":1}"# + "\n"
+        #expect(try blectl(socket + ["--json", "call", "diag.ping"]).stdout == ping)
+
+        // Invalid: the peripheral role named without settings. Through SIGHUP and through agent.reload.
+        writeFile(
+            agent.configPath,
+            config.replacing(#""role": "central""#, with: #""role": "peripheral""#)
+                .replacing(#""peripheral": { "plugin": "Diagnostics" }"#, with: #""x": 1"#))
+        agent.signal(SIGHUP)
+        #expect(agent.notify.next()?.hasPrefix("RELOADING=1\n") == true)
+        #expect(agent.notify.next() == "READY=1\nSTATUS=central role running (config \(agent.configPath))")
+        let reload = try blectl(socket + ["reload"])
+        #expect(reload.status == 1)
+        #expect(
+            reload.stderr.hasPrefix("blectl: agent error: the config is invalid; the running config is kept (-32010)\n")
+        )
+        #expect(agent.notify.next()?.hasPrefix("RELOADING=1\n") == true)
+        #expect(agent.notify.next() == "READY=1\nSTATUS=central role running (config \(agent.configPath))")
+        let status = try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)
+        #expect(status["roleState"] == ["state": "running", "role": "central", "plugin": "Diagnostics"])
+        #expect(try blectl(socket + ["--json", "call", "diag.ping"]).stdout == ping, "the same plugin instance")
+        // No code from clients: a reload cannot name another config (and so another plugin directory).
+        writeFile("\(agent.directory)/other.json", config.replacing(buildDirectory, with: "/tmp"))
+        let named = try blectl(socket + ["call", "agent.reload", #"{"config":"\#(agent.directory)/other.json"}"#])
+        #expect(named.status == 1)
+        #expect(named.stderr == "blectl: agent error: agent.reload takes no params (-32602)\n", "\(named)")
+        #expect(try blectl(socket + ["--json", "call", "diag.ping"]).stdout == ping)
+
+        agent.signal(SIGINT)
+        #expect(agent.notify.next() == "STOPPING=1")
+        let stopped = agent.child.finish()
+        #expect(stopped.status == 0)
+        #expect(!fileExists(agent.socketPath))
+        #expect(
+            stopped.stderr.contains(
+                """
+                bleagent: stopping: SIGINT
+                bleagent: role central (plugin Diagnostics): stopping
+                bleagent: [Diagnostics] info: stopped
+                bleagent: role central (plugin Diagnostics): stopped
+                bleagent: sim: stopping blesim
+                """), "\(stopped.stderr)")
+        #expect(stopped.stderr.hasSuffix("bleagent: stopped\n"))
+    }
 }

@@ -73,34 +73,10 @@ public struct RestorationStore: Sendable {
     /// Writes `state` atomically and durably.
     public func save(_ state: RestorationState) throws(RestorationStoreError) {
         let text = state.json.serialized(.pretty) + "\n"
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw RestorationStoreError(operation: "open", path: temporary, errno: errno) }
-        var bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if result < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                unlink(temporary)
-                throw RestorationStoreError(operation: "write", path: temporary, errno: code)
-            }
-            written += result
-        }
-        bytes.removeAll()
-        if fsync(fd) != 0 {
-            let code = errno
-            close(fd)
-            unlink(temporary)
-            throw RestorationStoreError(operation: "fsync", path: temporary, errno: code)
-        }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw RestorationStoreError(operation: "rename", path: path, errno: code)
+        do {
+            try AtomicFile.replace(path, with: Array(text.utf8), temporary: path + ".tmp")
+        } catch {
+            throw RestorationStoreError(operation: error.operation, path: error.path, errno: error.errno)
         }
         try syncDirectory()
     }
@@ -163,9 +139,10 @@ public struct RestorationStore: Sendable {
     }
 
     private func syncDirectory() throws(RestorationStoreError) {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw RestorationStoreError(operation: "open", path: directory, errno: errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw RestorationStoreError(operation: "fsync", path: directory, errno: errno) }
+        do {
+            try AtomicFile.syncDirectory(directory)
+        } catch {
+            throw RestorationStoreError(operation: error.operation, path: error.path, errno: error.errno)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import BLE
 import Glibc
 
 /// A plugin's own directory for data that must survive restarts (a journal,
@@ -40,37 +41,13 @@ public struct PluginStateStore: Sendable, Hashable {
     public func write(_ name: String, _ bytes: [UInt8]) throws(PluginStateError) {
         let path = try self.path(of: name)
         let temporary = "\(directory)/.\(name).tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .system(operation: "create", path: temporary, errno: errno) }
-        var remaining = bytes[...]
-        while !remaining.isEmpty {
-            let written = remaining.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else {
-                let code = errno
-                close(fd)
-                unlink(temporary)
-                throw .system(operation: "write", path: temporary, errno: code)
-            }
-            remaining = remaining.dropFirst(written)
+        do {
+            try AtomicFile.replace(path, with: bytes, temporary: temporary)
+        } catch {
+            throw .system(operation: error.operation, path: error.path, errno: error.errno)
         }
-        let synced = fsync(fd) == 0
-        let code = errno
-        close(fd)
-        guard synced else {
-            unlink(temporary)
-            throw .system(operation: "fsync", path: temporary, errno: code)
-        }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw .system(operation: "rename", path: path, errno: code)
-        }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
-        }
+        // The rename is done; a directory that cannot be synced leaves it in the page cache only.
+        try? AtomicFile.syncDirectory(directory)
     }
 
     private func path(of name: String) throws(PluginStateError) -> String {
