@@ -92,7 +92,8 @@ let package = Package(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "BlectlTests", dependencies: [core, "ControlProtocol", "CLinux", "bleagent", "blectl"],
+            name: "BlectlTests",
+            dependencies: [core, "ControlProtocol", "CLinux", "TestSupport", "bleagent", "blectl"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),

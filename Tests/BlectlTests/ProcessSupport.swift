@@ -1,5 +1,6 @@
 import Glibc
 import JSON
+import TestSupport
 import Testing
 
 /// How long a test waits for something that should happen at once.
@@ -50,7 +51,11 @@ final class Child {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        // An empty signal mask and default handlers: the test process's threads block signals, and a
+        // child inheriting that mask would never see the SIGINT or SIGTERM a test sends it.
+        var attributes = SpawnAttributes()
+        let result = posix_spawn(&pid, executable, &actions, &attributes.value, argv, envp)
+        attributes.destroy()
         posix_spawn_file_actions_destroy(&actions)
         for pointer in argv + envp { free(pointer) }
         close(outPipe[1])

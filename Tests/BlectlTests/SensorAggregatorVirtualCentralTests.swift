@@ -72,6 +72,8 @@ struct SensorAggregatorVirtualCentralTests {
         let agent = try RunningAgent(
             config: SensorAgent.config(
                 scenario: SensorAgent.scenario(adapters: 1, in: data), ingest: ingest, sensors: sensors))
+        // The role runs once the plugin started; its services are published (and connectable) a moment later.
+        #expect(agent.child.waitForStderr(containing: "; advertising "), "\(agent.child.stderrText)")
         let status = try SensorAgent.call(agent, "agent.status")
         #expect(status["roleState"]?["state"] == "running", "\(status)")
         let address = try #require(status["sim"]?["busAddress"]?.stringValue)
