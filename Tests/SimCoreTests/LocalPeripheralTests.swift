@@ -44,23 +44,30 @@ struct LocalPeripheralTests {
     }
 
     @Test(
-        "handles follow bluetoothd's order from 0x000a, with a CCCD after a notifying value, and map to the application's objects"
+        "bluetoothd's own GATT (0x0008-0x0011) and Device Information (0x0012-0x0014) come first; the application's handles follow from 0x0015 in bluetoothd's order, with a CCCD after a notifying value, and map to the application's objects"
     )
     func handles() throws {
         var world = world()
         _ = try world.registerApplication(adapter: 0, application(), now: .zero)
         let local = try #require(world.localPeripherals[0])
         let server = try #require(world.servers[local.device])
-        let service = try #require(server.services.first)
-        #expect(service.handle == 0x000a)
-        #expect(service.characteristics.map(\.valueHandle) == [0x000c, 0x0010])
+        #expect(server.services.count == 3)
+        let (gatt, deviceInformation) = (server.services[0], server.services[1])
+        #expect([gatt.handle, gatt.endHandle, gatt.uuid.uuid16] == [0x0008, 0x0011, 0x1801])
+        #expect(gatt.characteristics.map(\.handle) == [0x0009, 0x000c, 0x000e, 0x0010])
+        #expect([deviceInformation.handle, deviceInformation.endHandle] == [0x0012, 0x0014])
+        #expect(try server.read(0x0014) == [0x02, 0x6b, 0x1d, 0x46, 0x02, 0x42, 0x05])  // PnP ID
+        let service = server.services[2]
+        #expect(service.handle == 0x0015)
+        #expect(service.characteristics.map(\.valueHandle) == [0x0017, 0x001b])
         #expect(
             service.characteristics[0].descriptors.map(\.uuid) == [GATTServer.cccdUUID, BluetoothUUID(uuid16: 0x2901)])
-        #expect(local.attributes[0x000c]?.path == "/app/s0/c0")
-        #expect(local.attributes[0x000e]?.path == "/app/s0/c0/d0")
-        #expect(local.attributes[0x000e]?.isCharacteristic == false)
-        #expect(local.attributes[0x000d] == nil)  // the CCCD is bluetoothd's own
-        #expect(local.attributes[0x0010]?.path == "/app/s0/c1")
+        #expect(local.attributes[0x0017]?.path == "/app/s0/c0")
+        #expect(local.attributes[0x0019]?.path == "/app/s0/c0/d0")
+        #expect(local.attributes[0x0019]?.isCharacteristic == false)
+        #expect(local.attributes[0x0018] == nil)  // the CCCD is bluetoothd's own
+        #expect(local.attributes[0x001b]?.path == "/app/s0/c1")
+        #expect(local.attributes[0x0014] == nil)  // PnP ID is bluetoothd's, not the application's
     }
 
     @Test("the same application twice is AlreadyExists; a second advertisement is Failed past the one instance")

@@ -27,6 +27,9 @@ public struct GATTServiceSpec: Sendable, Equatable {
     /// The services it includes, as indices into the database's services (an Include declaration
     /// each, right after the service declaration, as the GATT specification orders them).
     public var includes: [Int] = []
+    /// Handles reserved for it when more than its attributes take (bluetoothd's gatt-db gives a
+    /// service the range it asked for, as GATT's 10 handles), else nil.
+    public var reservedHandles: Int?
 
     /// A service.
     public init(uuid: BluetoothUUID, primary: Bool = true, characteristics: [GATTCharacteristicSpec]) {

@@ -67,10 +67,13 @@ public struct GATTServer: Sendable {
     /// The Characteristic Extended Properties descriptor's UUID.
     public static let extendedPropertiesUUID = BluetoothUUID(uuid16: 0x2900)
 
-    /// The server for `database`, its behaviours counting from `start`.
-    public init(_ database: GATTDatabaseSpec, start: SimInstant = .zero) {
+    /// The server for `database`, its behaviours counting from `start`, its first service at
+    /// `firstHandle`.
+    public init(
+        _ database: GATTDatabaseSpec, start: SimInstant = .zero, firstHandle: UInt16 = GATTDatabaseSpec.firstHandle
+    ) {
         self.start = start
-        var next = GATTDatabaseSpec.firstHandle
+        var next = firstHandle
         func take() -> UInt16 {
             defer { next &+= 1 }
             return next
@@ -98,6 +101,9 @@ public struct GATTServer: Sendable {
                 return Characteristic(
                     handle: declaration, valueHandle: valueHandle, uuid: chrc.uuid, flags: chrc.flags,
                     value: chrc.value, behaviour: chrc.behaviour, descriptors: descriptors)
+            }
+            if let reserved = spec.reservedHandles, Int(next - handle) < reserved {
+                next = handle &+ UInt16(clamping: reserved)
             }
             return Service(
                 handle: handle, endHandle: next &- 1, uuid: spec.uuid, primary: spec.primary,

@@ -120,7 +120,9 @@ extension SimWorld {
         device.servicesResolved = true
         var changed = [Property("ServicesResolved", .bool(true))]
         // bluetoothd adds the primary services' UUIDs to the device's UUIDs.
-        let found = servers[link.device]?.services.filter(\.primary).map(\.uuid) ?? []
+        // An adapter's peripheral role also has GAP, which BlueZ's client hides from D-Bus.
+        let gap = peripheralAdapter(ofDevice: link.device) == nil ? [] : [BluetoothdCoreServices.gapUUID]
+        let found = gap + (servers[link.device]?.services.filter(\.primary).map(\.uuid) ?? [])
         let added = found.filter { !device.uuids.contains($0) }
         if !added.isEmpty {
             device.uuids += added

@@ -122,12 +122,17 @@ public struct LocalPeripheral: Sendable, Equatable {
     /// Each handle's attribute in an application (characteristics by value handle).
     public internal(set) var attributes: [UInt16: LocalAttribute] = [:]
 
-    /// The GATT database of all applications, and the handle map, as bluetoothd assigns handles.
+    /// The GATT database bluetoothd serves: its own services (``BluetoothdCoreServices``), then
+    /// all applications', and the handle map of the applications' attributes, as bluetoothd
+    /// assigns handles.
     func database() -> (GATTServer, [UInt16: LocalAttribute]) {
         let services = applications.flatMap { app in app.services.map { (app.owner, $0) } }
-        let server = GATTServer(GATTDatabaseSpec(services: services.map(\.1.spec)))
+        let core = BluetoothdCoreServices.services
+        let server = GATTServer(
+            GATTDatabaseSpec(services: core + services.map(\.1.spec)),
+            firstHandle: BluetoothdCoreServices.firstHandle)
         var map: [UInt16: LocalAttribute] = [:]
-        for ((owner, local), service) in zip(services, server.services) {
+        for ((owner, local), service) in zip(services, server.services.dropFirst(core.count)) {
             for (index, chrc) in service.characteristics.enumerated() {
                 let path = local.characteristicPaths[index]
                 map[chrc.valueHandle] = LocalAttribute(

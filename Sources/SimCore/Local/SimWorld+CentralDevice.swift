@@ -84,7 +84,7 @@ extension SimWorld {
     func servedUUIDs(of central: Int) -> [String] {
         let applications =
             localPeripherals[central].flatMap { local in servers[local.device] }?.services
-            .filter(\.primary).map(\.uuid.uuidString) ?? []
+            .dropFirst(BluetoothdCoreServices.services.count).filter(\.primary).map(\.uuid.uuidString) ?? []
         return SimAdapter.localUUIDs + applications
     }
 
