@@ -57,7 +57,13 @@ final class AcquiredSockets: Sendable {
         onClose: @escaping @Sendable () -> Void
     ) {
         sockets.withLock { $0[key] = fd }
-        let reader = Reader(fd: fd, onPacket: { onPacket($0); return 0 }) { [self] in
+        let reader = Reader(
+            fd: fd,
+            onPacket: {
+                onPacket($0)
+                return 0
+            }
+        ) { [self] in
             sockets.withLock { table in
                 if table[key] == fd { table[key] = nil }
             }

@@ -201,7 +201,9 @@ extension SimWorld {
     /// sends (one per subscribed central, the virtual one included), each confirmed by the
     /// central: bluetoothd calls the application's `Confirm` that many times. Zero for a
     /// characteristic that notifies.
-    public func localConfirmations(owner: String, path: String) -> Int { indicationBearers(owner: owner, path: path).count }
+    public func localConfirmations(owner: String, path: String) -> Int {
+        indicationBearers(owner: owner, path: path).count
+    }
 
     /// The bearers an indication of `path` of `owner` goes on (a subscribed central's link, or
     /// the virtual central on an adapter), each named for its ``IndicationQueue``.
