@@ -206,7 +206,8 @@ extension SimWorld {
     }
 
     /// The bearers an indication of `path` of `owner` goes on (a subscribed central's link, or
-    /// the virtual central on an adapter), each named for its ``IndicationQueue``.
+    /// the virtual central on an adapter), each named for its ``IndicationQueue``: one per
+    /// bearer, whatever the characteristic, as ATT allows one outstanding indication per bearer.
     func indicationBearers(owner: String, path: String) -> [String] {
         var bearers: [String] = []
         for (adapter, local) in localPeripherals.sorted(by: { $0.key < $1.key }) {
@@ -216,11 +217,11 @@ extension SimWorld {
                 }), attribute.indicates
             else { continue }
             for (key, link) in links where link.device == local.device && link.connected && link.isSubscribed(handle) {
-                bearers.append("link \(key.adapter) \(key.address) \(handle)")
+                bearers.append("link \(key.adapter) \(key.address)")
             }
             if virtualCentral.connected.contains(adapter), virtualCentral.subscribed[adapter]?.contains(handle) == true
             {
-                bearers.append("virtual \(adapter) \(handle)")
+                bearers.append("virtual \(adapter)")
             }
         }
         return bearers
