@@ -39,6 +39,8 @@ public struct SimWorld: Sendable {
     public internal(set) var localPeripherals: [Int: LocalPeripheral] = [:]
     /// blesim's virtual central.
     public internal(set) var virtualCentral = VirtualCentral()
+    /// Indications of local applications under the link model, by bearer (one outstanding each).
+    var indicationQueues: [String: IndicationQueue] = [:]
     /// Devices not on the air now (an adapter's peripheral without an advertisement).
     public internal(set) var offAir: Set<Int> = []
 

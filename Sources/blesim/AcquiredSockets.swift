@@ -19,10 +19,13 @@ final class AcquiredSockets: Sendable {
     private static func key(_ kind: Kind, _ path: String) -> String { kind.rawValue + ":" + path }
 
     /// A new socketpair for `path`: returns the client's end. `onPacket` gets each packet (for
-    /// AcquireWrite); `onClose` runs once the socket is closed by either side. Nil when the
+    /// AcquireWrite) and says how many seconds the next one stays unread (the link's pace);
+    /// `onClose` runs once the socket is closed by either side. `smallBuffer` gives the client's
+    /// end the smallest send buffer the kernel allows (a few packets, as an L2CAP channel has
+    /// few credits), so a client writing faster than blesim reads sees EAGAIN. Nil when the
     /// system refuses a socket.
     func open(
-        _ kind: Kind, path: String, onPacket: @escaping @Sendable ([UInt8]) -> Void,
+        _ kind: Kind, path: String, smallBuffer: Bool = false, onPacket: @escaping @Sendable ([UInt8]) -> Double,
         onClose: @escaping @Sendable () -> Void
     ) -> Int32? {
         var pair: [Int32] = [-1, -1]
@@ -30,6 +33,11 @@ final class AcquiredSockets: Sendable {
             return nil
         }
         let ours = pair[0]
+        if smallBuffer {
+            // The kernel raises a request this small to its minimum, SOCK_MIN_SNDBUF (about 4.5 KiB).
+            var size: Int32 = 1
+            _ = setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         sockets.withLock { $0[Self.key(kind, path)] = ours }
         let reader = Reader(fd: ours, onPacket: onPacket) { [self] in
             sockets.withLock { table in
@@ -49,7 +57,13 @@ final class AcquiredSockets: Sendable {
         onClose: @escaping @Sendable () -> Void
     ) {
         sockets.withLock { $0[key] = fd }
-        let reader = Reader(fd: fd, onPacket: onPacket) { [self] in
+        let reader = Reader(
+            fd: fd,
+            onPacket: {
+                onPacket($0)
+                return 0
+            }
+        ) { [self] in
             sockets.withLock { table in
                 if table[key] == fd { table[key] = nil }
             }
@@ -108,13 +122,14 @@ final class AcquiredSockets: Sendable {
     }
 }
 
-/// A thread that reads one socket until end of file.
+/// A thread that reads one socket until end of file, waiting after each packet as long as
+/// `onPacket` says.
 private final class Reader: Sendable {
     let fd: Int32
-    let onPacket: @Sendable ([UInt8]) -> Void
+    let onPacket: @Sendable ([UInt8]) -> Double
     let onEnd: @Sendable () -> Void
 
-    init(fd: Int32, onPacket: @escaping @Sendable ([UInt8]) -> Void, onEnd: @escaping @Sendable () -> Void) {
+    init(fd: Int32, onPacket: @escaping @Sendable ([UInt8]) -> Double, onEnd: @escaping @Sendable () -> Void) {
         self.fd = fd
         self.onPacket = onPacket
         self.onEnd = onEnd
@@ -144,7 +159,8 @@ private final class Reader: Sendable {
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count > 0 {
-                onPacket(Array(buffer[0..<count]))
+                let wait = onPacket(Array(buffer[0..<count]))
+                if wait > 0 { usleep(useconds_t(min(wait, 10) * 1_000_000)) }
             } else if count < 0, errno == EINTR {
                 continue
             } else {

@@ -144,16 +144,21 @@ struct GattInterfaces: Sendable {
             }
             return continuation
         }
+        // Under the link model the socket is read at the link's pace (bluetoothd forwards write
+        // commands as the channel's credits allow), so a faster writer fills it.
+        let paced = kind == .write && target == nil && host.read { $0.linkModel != nil }
         let theirs = sockets.open(
-            kind, path: path,
+            kind, path: path, smallBuffer: paced,
             onPacket: { bytes in
                 if let writes {
                     writes.yield(bytes)
-                } else {
-                    host.update { world, _ in
-                        world.socketWrite(path: path, bytes); return []
-                    }
+                    return 0
                 }
+                var wait = 0.0
+                host.update { world, _ in
+                    wait = world.socketWrite(path: path, bytes); return []
+                }
+                return wait
             },
             onClose: {
                 writes?.finish()

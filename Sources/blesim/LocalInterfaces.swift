@@ -156,8 +156,11 @@ final class LocalInterfaces: Sendable {
     /// `Confirm` (gatt-database.c's `conf_cb`).
     func deliver(owner: String, path: String, value: [UInt8]) {
         host.update { world, _ in world.localValueChanged(owner: owner, path: path, value: value) }
-        let (virtual, confirmations) = host.read {
-            ($0.virtualNotifications(owner: owner, path: path), $0.localConfirmations(owner: owner, path: path))
+        let virtual = host.read { $0.virtualNotifications(owner: owner, path: path) }
+        // Under the link model each confirmation comes at the link's pace (SimWorld's IndicationQueue).
+        var confirmations: [Double] = []
+        host.update { world, now in
+            confirmations = world.scheduleLocalConfirmations(owner: owner, path: path, at: now); return []
         }
         for (adapter, uuid) in virtual {
             try? connection.emitSignal(
@@ -165,10 +168,21 @@ final class LocalInterfaces: Sendable {
                 member: "Notification",
                 arguments: [.string("/org/bluez/hci\(adapter)"), .string(uuid.uuidString), .bytes(value)])
         }
-        for _ in 0..<confirmations {
-            try? connection.callNoReply(
-                destination: owner, path: ObjectPath(path), interface: BlueZInterface.gattCharacteristic,
-                member: "Confirm")
+        let connection = self.connection
+        for wait in confirmations {
+            let confirm: @Sendable () -> Void = {
+                try? connection.callNoReply(
+                    destination: owner, path: ObjectPath(path), interface: BlueZInterface.gattCharacteristic,
+                    member: "Confirm")
+            }
+            if wait > 0 {
+                Task {
+                    try? await Task.sleep(for: .seconds(wait))
+                    confirm()
+                }
+            } else {
+                confirm()
+            }
         }
     }
 

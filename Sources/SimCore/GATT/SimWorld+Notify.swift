@@ -107,13 +107,17 @@ extension SimWorld {
         return notifyingChanged(located, "WriteAcquired", false)
     }
 
-    /// A packet from an AcquireWrite socket: a Write Command (errors are not reported).
-    public mutating func socketWrite(path: String, _ bytes: [UInt8]) {
+    /// A packet from an AcquireWrite socket: a Write Command (errors are not reported). Returns
+    /// the seconds until the link takes the next one (0 without a link model): the socket's next
+    /// packet stays unread that long, so a writer faster than the link fills the socket.
+    @discardableResult
+    public mutating func socketWrite(path: String, _ bytes: [UInt8]) -> Double {
         guard let located = try? locate(attribute: path), located.link.connected,
             case .characteristic(let handle) = located.target, var server = servers[located.link.device]
-        else { return }
-        if pace(located.key, handle, bytes) { return }
+        else { return 0 }
+        if pace(located.key, handle, bytes) { return links[located.key]?.pacedWrites.wait(at: clock) ?? 0 }
         if (try? server.write(handle, bytes)) != nil { servers[located.link.device] = server }
+        return 0
     }
 
     /// Under a link model, queues a write command on link `key` to reach the device at the

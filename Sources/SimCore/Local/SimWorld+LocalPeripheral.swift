@@ -202,20 +202,44 @@ extension SimWorld {
     /// central: bluetoothd calls the application's `Confirm` that many times. Zero for a
     /// characteristic that notifies.
     public func localConfirmations(owner: String, path: String) -> Int {
-        var count = 0
-        for (adapter, local) in localPeripherals {
+        indicationBearers(owner: owner, path: path).count
+    }
+
+    /// The bearers an indication of `path` of `owner` goes on (a subscribed central's link, or
+    /// the virtual central on an adapter), each named for its ``IndicationQueue``: one per
+    /// bearer, whatever the characteristic, as ATT allows one outstanding indication per bearer.
+    func indicationBearers(owner: String, path: String) -> [String] {
+        var bearers: [String] = []
+        for (adapter, local) in localPeripherals.sorted(by: { $0.key < $1.key }) {
             guard
                 let (handle, attribute) = local.attributes.first(where: {
                     $0.value.owner == owner && $0.value.path == path && $0.value.isCharacteristic
                 }), attribute.indicates
             else { continue }
-            count += links.values.filter { $0.device == local.device && $0.connected && $0.isSubscribed(handle) }.count
+            for (key, link) in links where link.device == local.device && link.connected && link.isSubscribed(handle) {
+                bearers.append("link \(key.adapter) \(key.address)")
+            }
             if virtualCentral.connected.contains(adapter), virtualCentral.subscribed[adapter]?.contains(handle) == true
             {
-                count += 1
+                bearers.append("virtual \(adapter)")
             }
         }
-        return count
+        return bearers
+    }
+
+    /// A Value change of the indicating application characteristic `path` of `owner` at `now`:
+    /// the seconds after which each of its indications is confirmed (one per subscribed
+    /// central). Without a link model all at once (0); under one, each bearer carries one
+    /// indication at a time, confirmed one connection event after it goes (``IndicationQueue``).
+    public mutating func scheduleLocalConfirmations(owner: String, path: String, at now: SimInstant) -> [Double] {
+        let bearers = indicationBearers(owner: owner, path: path)
+        guard let model = linkModel else { return bearers.map { _ in 0 } }
+        return bearers.map { bearer in
+            var queue = indicationQueues[bearer] ?? IndicationQueue()
+            let confirmed = queue.confirmation(at: now, roundTrip: model.indicationRoundTrip)
+            indicationQueues[bearer] = queue
+            return confirmed.seconds - now.seconds
+        }
     }
 
     /// Where an operation of adapter `adapter` on device `address` lands when the device is a
