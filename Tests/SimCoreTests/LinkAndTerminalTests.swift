@@ -142,6 +142,25 @@ struct LinkAndTerminalTests {
         #expect(final.first?.transactionID == id)
     }
 
+    @Test("a Status Query written without response is answered by its indication; a malformed one is dropped")
+    func statusQueryWithoutResponse() throws {
+        var world = try Self.connected()
+        let status = try Self.path(PaymentTerminalProfile.transactionStatusUUID, in: world)
+        let query = try Self.path(PaymentTerminalProfile.statusQueryUUID, in: world)
+        _ = try world.startNotify(path: status, owner: ":1.1")
+        let id = try TransactionID(bytes: Array(0..<16))
+        let command = try world.beginWrite(
+            path: query, value: StatusQuery(transactionID: id).encoded(), offset: 0, type: "command")
+        let (result, batches) = world.finish(command, at: SimInstant.zero.advanced(bySeconds: 1))
+        #expect(throws: Never.self) { try result.get() }
+        let answers = try Self.statuses(batches.flatMap(\.events), status)
+        #expect(answers.map(\.state) == [.unknown] && answers.first?.transactionID == id)
+        let malformed = try world.beginWrite(path: query, value: [0x01, 0x02], offset: 0, type: "command")
+        let (dropped, none) = world.finish(malformed, at: SimInstant.zero.advanced(bySeconds: 1))
+        #expect(throws: Never.self) { try dropped.get() }
+        #expect(try Self.statuses(none.flatMap(\.events), status).isEmpty)
+    }
+
     static func statuses(_ events: [AdapterEvent], _ path: String) throws -> [TransactionStatus] {
         try events.compactMap { event -> TransactionStatus? in
             guard case .objectChanged(path, _, let changed, _) = event, case .bytes(let bytes)? = changed.first?.value

@@ -10,13 +10,14 @@
 #   3. Bleak (the host-made virtualenv .build/venv-bleak) against p's aggregator: BTHome decoded,
 #      connect, read Temperature, notifications (Tests/Bleak/aggregator.py);
 #   1. c against p's aggregator: scan, connect, discover, read, write (with response; without response
-#      refused: no characteristic of ours has that property), notifications, a link dropped from the
+#      to Config refused before BlueZ), notifications, a link dropped from the
 #      peripheral side and restored with every subscription restored exactly once;
 #   4. bluetoothd stopped and started again under both agents: p registers its application and
 #      advertisement again, c scans, reconnects and resubscribes, each subscription exactly once;
 #   1. (cont.) p switches to the virtual payment terminal (config + reload); c's scanner sees it with
 #      RSSI 127 (btvirt's only value, HCI "not available": treated as unknown, never auto-selected),
-#      is told pos.select by name, and one payment is approved and one declined (indications).
+#      is told pos.select by name, and one payment is approved and one declined (indications); a Status
+#      Query written without response is answered by its indication.
 # Every check prints PASS:/FAIL:; the exit status is the number of failures (0 = all passed).
 # Build first on the host: swift build --build-tests; the Bleak venv: scripts/bleak-venv.sh.
 # Run: scripts/vm-test.sh Tests/VM/scenarios.sh      (guest timeout VM_TIMEOUT, default 240 s: use 420)
@@ -232,6 +233,24 @@ approved=$(jctl c call pos.pay '{"amount":1250,"currency":"EUR","reference":"vm-
 echo "approved: $approved"
 check "pos.pay 12.50 EUR approved (final status by indication)" json_ok "$approved" \
     '.state == "approved" and .phase == "final" and .terminal == "VT-VM-1"'
+# A write without response on the real daemon: a Status Query as a write command (no answer; the
+# answer is the terminal's Transaction Status indication, which the central subscribes to here through
+# its control API beside the scanner's own subscription).
+STATUS_CHR=ad580003-3600-4cd1-87f0-6e799e31fc68
+QUERY_CHR=ad580005-3600-4cd1-87f0-6e799e31fc68
+TERMINAL_ID=$(jctl c call pos.terminals | jq -r '.terminals[] | select(.terminalId == "VT-VM-1") | .id')
+TXN_HEX=$(jq -r .transactionId <<< "$approved" | tr -d - | tr 'A-F' 'a-f')
+check "subscribe Transaction Status through the control API" \
+    jctl c call central.subscribe "{\"id\":\"$TERMINAL_ID\",\"characteristic\":\"$STATUS_CHR\"}"
+query_line=$(($(wc -l < /lab-out/events-c.jsonl) + 1))
+check "write without response: a Status Query (01 + the transaction id of vm-1)" \
+    ctl c write "$TERMINAL_ID" "$QUERY_CHR" "01$TXN_HEX" --hex --without-response
+# The indication: 01, the transaction id, state 02 (approved).
+status_answered() {
+    tail -n +"$query_line" /lab-out/events-c.jsonl | jq -e --arg c "$STATUS_CHR" --arg v "01${TXN_HEX}02" \
+        'select(.kind == "value" and .data.characteristic == $c and (.data.value | startswith($v)))' > /dev/null 2>&1
+}
+expect_within 30 "the query written without response is answered by an indication: vm-1 approved" status_answered
 declined=$(jctl c call pos.pay '{"amount":250000,"currency":"EUR","reference":"vm-2"}')
 echo "declined: $declined"
 check "pos.pay 2500.00 EUR declined (amountLimit)" json_ok "$declined" '.state == "declined" and .phase == "final"'

@@ -47,7 +47,8 @@ public enum PaymentTerminalProfile {
                 uuid: transactionStatusUUID, properties: [.indicate],
                 descriptors: [userDescription("Transaction Status")]),
             GATTCharacteristic(
-                uuid: statusQueryUUID, properties: [.write], descriptors: [userDescription("Status Query")]),
+                uuid: statusQueryUUID, properties: [.write, .writeWithoutResponse],
+                descriptors: [userDescription("Status Query")]),
         ])
 
     /// Device Information (0x180A) with the terminal's manufacturer, model,

@@ -189,7 +189,11 @@ extension SimWorld {
                 servers[link.device] = server
                 if let uuid = server.characteristic(valueHandle: operation.handle)?.uuid, terminals[link.device] != nil
                 {
-                    let batches = try terminalWrite(device: link.device, characteristic: uuid, bytes, at: now)
+                    // A command has no answer: a malformed one is dropped.
+                    let batches =
+                        procedure == .command
+                        ? ((try? terminalWrite(device: link.device, characteristic: uuid, bytes, at: now)) ?? [])
+                        : try terminalWrite(device: link.device, characteristic: uuid, bytes, at: now)
                     return (.success([]), batches)
                 }
                 return (.success([]), [])
