@@ -18,7 +18,10 @@ import Testing
         #expect(service.characteristic(PaymentTerminalProfile.terminalInfoUUID)?.properties == [.read])
         #expect(service.characteristic(PaymentTerminalProfile.paymentRequestUUID)?.properties == [.write])
         #expect(service.characteristic(PaymentTerminalProfile.transactionStatusUUID)?.properties == [.indicate])
-        #expect(service.characteristic(PaymentTerminalProfile.statusQueryUUID)?.properties == [.write, .writeWithoutResponse])
+        #expect(
+            service.characteristic(PaymentTerminalProfile.statusQueryUUID)?.properties == [
+                .write, .writeWithoutResponse,
+            ])
         let info = try TerminalInfo(terminalID: "T1", vendor: "ACME", model: "P1", firmware: "2.0", capabilities: [])
         let all = PaymentTerminalProfile.services(for: info)
         #expect(all.map(\.uuid) == [PaymentTerminalProfile.serviceUUID, .deviceInformation, .battery])
