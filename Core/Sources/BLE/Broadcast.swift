@@ -2,8 +2,18 @@ import Synchronization
 
 /// Fans values out to any number of `AsyncStream` subscribers. Each
 /// subscriber sees the values yielded after it subscribed, in order.
+///
+/// Values are delivered under the subscribers' lock (see ``yield(_:)``), and
+/// a continuation's `yield` may take the Swift runtime's lock of the task it
+/// resumes. A stream's termination handler runs under that same task lock
+/// when its task is cancelled, so it must never wait for the subscribers'
+/// lock (that inversion deadlocked a cancelled write-flow waiter against a
+/// concurrent yield): it only records its key under a lock of its own, and
+/// the next `stream` or `yield` drops the ended subscribers.
 final class Broadcast<Element: Sendable>: Sendable {
     private let subscribers = Mutex<(next: Int, continuations: [Int: AsyncStream<Element>.Continuation])>((0, [:]))
+    /// Keys of streams that ended; taken only briefly, never while waiting for another lock.
+    private let ended = Mutex<[Int]>([])
 
     init() {}
 
@@ -12,14 +22,13 @@ final class Broadcast<Element: Sendable>: Sendable {
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .unbounded)
         if let initial { continuation.yield(initial) }
         let key = subscribers.withLock { state in
+            dropEnded(&state.continuations)
             let key = state.next
             state.next += 1
             state.continuations[key] = continuation
             return key
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: key) }
-        }
+        continuation.onTermination = { [weak self] _ in self?.ended.withLock { $0.append(key) } }
         return stream
     }
 
@@ -30,15 +39,14 @@ final class Broadcast<Element: Sendable>: Sendable {
     func stream(current: () -> Element) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .unbounded)
         let key = subscribers.withLock { state in
+            dropEnded(&state.continuations)
             continuation.yield(current())
             let key = state.next
             state.next += 1
             state.continuations[key] = continuation
             return key
         }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: key) }
-        }
+        continuation.onTermination = { [weak self] _ in self?.ended.withLock { $0.append(key) } }
         return stream
     }
 
@@ -48,6 +56,7 @@ final class Broadcast<Element: Sendable>: Sendable {
     /// ``stream(current:)`` sees its first value and every later one in order.
     func yield(_ value: Element) {
         subscribers.withLock { state in
+            dropEnded(&state.continuations)
             for continuation in state.continuations.values { continuation.yield(value) }
         }
     }
@@ -55,5 +64,14 @@ final class Broadcast<Element: Sendable>: Sendable {
     /// Ends every stream.
     func finish() {
         for continuation in subscribers.withLock({ Array($0.continuations.values) }) { continuation.finish() }
+    }
+
+    /// Forgets the subscribers whose streams ended (called under the subscribers' lock).
+    private func dropEnded(_ continuations: inout [Int: AsyncStream<Element>.Continuation]) {
+        for key in ended.withLock({ keys in
+            defer { keys = [] }; return keys
+        }) {
+            continuations.removeValue(forKey: key)
+        }
     }
 }
