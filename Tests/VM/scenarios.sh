@@ -236,7 +236,7 @@ check "pos.pay 12.50 EUR approved (final status by indication)" json_ok "$approv
 # A write without response on the real daemon: a Status Query as a write command (no answer; the
 # answer is the terminal's Transaction Status indication, which the central subscribes to here through
 # its control API beside the scanner's own subscription).
-STATUS_CHR=ad580003-3600-4cd1-87f0-6e799e31fc68
+STATUS_CHR=ad580004-3600-4cd1-87f0-6e799e31fc68
 QUERY_CHR=ad580005-3600-4cd1-87f0-6e799e31fc68
 TERMINAL_ID=$(jctl c call pos.terminals | jq -r '.terminals[] | select(.terminalId == "VT-VM-1") | .id')
 TXN_HEX=$(jq -r .transactionId <<< "$approved" | tr -d - | tr 'A-F' 'a-f')

@@ -264,7 +264,13 @@ public final class CentralControl: Sendable {
         } else {
             state.withLock { $0.subscriptions.removeValue(forKey: key)?.cancel() }
         }
-        do { try await peripheral.setNotifyValue(enable, for: characteristic) } catch { throw BLEParams.rpc(error) }
+        do {
+            try await peripheral.setNotifyValue(enable, for: characteristic)
+        } catch {
+            // Refused: no value events for it either.
+            if enable { state.withLock { $0.subscriptions.removeValue(forKey: key)?.cancel() } }
+            throw BLEParams.rpc(error)
+        }
         return ["notifying": .bool(enable)]
     }
 }
