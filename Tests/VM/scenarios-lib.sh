@@ -24,8 +24,15 @@ expect_within() {
     local t=$1 what=$2; shift 2
     if until_ok "$t" "$@"; then pass "$what"; else fail "$what (not within ${t}s)"; fi
 }
-# json_ok JSON FILTER: jq -e FILTER holds on JSON.
-json_ok() { jq -e "$2" > /dev/null 2>&1 <<< "$1"; }
+# jq_true FILTER: standard input holds JSON and FILTER's last output is true. Unlike plain
+# `jq -e`, empty input fails (jq 1.6 exits 0 when it reads no value at all).
+jq_true() {
+    local input
+    input=$(cat)
+    [ -n "${input//[[:space:]]/}" ] && jq -e "$1" > /dev/null 2>&1 <<< "$input"
+}
+# json_ok JSON FILTER: FILTER holds on JSON (empty JSON fails).
+json_ok() { jq_true "$2" <<< "$1"; }
 mark() { bluez_mark "$1"; echo "==== $1"; }
 
 # ctl AGENT ARGS...: blectl against agent p (peripheral, PERIPHERAL_HCI) or c (central, CENTRAL_HCI).

@@ -218,7 +218,7 @@ reloaded=$(jctl p reload)
 check "reload p: the virtual payment terminal runs" json_ok "$reloaded" \
     '.roleState.state == "running" and .roleState.plugin == "VirtualPaymentTerminal"'
 expect_within 60 "the terminal advertises (ActiveInstances 1)" advertising_once "$PERIPHERAL_HCI"
-terminal_listed() { jctl c call pos.terminals | jq -e '.terminals[] | select(.name == "VT-VM")'; }
+terminal_listed() { jctl c call pos.terminals | jq_true '.terminals[] | select(.name == "VT-VM")'; }
 expect_within 90 "the scanner lists VT-VM" terminal_listed
 terminals=$(jctl c call pos.terminals)
 echo "pos.terminals: $terminals"
@@ -227,7 +227,7 @@ check "RSSI 127 is unknown: rssi null, nothing auto-selected" json_ok "$terminal
 check "pos.select VT-VM (by name)" jctl c call pos.select '{"terminal":"VT-VM"}'
 # By Terminal Info id: once connected, bluetoothd replaces Device1.Name (the advertised "VT-VM") with the
 # peer's GAP Device Name (its adapter's alias, "BlueZ 5.66" here).
-info_read() { jctl c call pos.terminals | jq -e '.terminals[] | select(.terminalId == "VT-VM-1")'; }
+info_read() { jctl c call pos.terminals | jq_true '.terminals[] | select(.terminalId == "VT-VM-1")'; }
 expect_within 90 "the lane connected and read Terminal Info (VT-VM-1)" info_read
 approved=$(jctl c call pos.pay '{"amount":1250,"currency":"EUR","reference":"vm-1"}')
 echo "approved: $approved"
@@ -247,8 +247,11 @@ check "write without response: a Status Query (01 + the transaction id of vm-1)"
     ctl c write "$TERMINAL_ID" "$QUERY_CHR" "01$TXN_HEX" --hex --without-response
 # The indication: 01, the transaction id, state 02 (approved).
 status_answered() {
-    tail -n +"$query_line" /lab-out/events-c.jsonl | jq -e --arg c "$STATUS_CHR" --arg v "01${TXN_HEX}02" \
-        'select(.kind == "value" and .data.characteristic == $c and (.data.value | startswith($v)))' > /dev/null 2>&1
+    local n
+    n=$(tail -n +"$query_line" /lab-out/events-c.jsonl | jq -c --arg c "$STATUS_CHR" --arg v "01${TXN_HEX}02" \
+        'select(.kind == "value" and .data.characteristic == $c and (.data.value | startswith($v)))' 2> /dev/null |
+        wc -l)
+    [ "$n" -ge 1 ]
 }
 expect_within 30 "the query written without response is answered by an indication: vm-1 approved" status_answered
 declined=$(jctl c call pos.pay '{"amount":250000,"currency":"EUR","reference":"vm-2"}')
