@@ -23,12 +23,10 @@ let package = Package(
     ],
     dependencies: [.package(path: "Core")],
     targets: [
-        // signalfd and eventfd, which the Glibc module does not import.
-        .systemLibrary(name: "CLinux"),
         // The control API's wire types, shared by the agent and blectl.
         .target(name: "ControlProtocol", dependencies: [core], swiftSettings: strict),
         // The agent apart from its entry point: config, control server, sd_notify, signals.
-        .target(name: "AgentCore", dependencies: [core, "ControlProtocol", "CLinux"], swiftSettings: strict),
+        .target(name: "AgentCore", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
         .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
         // A peripheral on BlueZ for the VM payloads (Tests/VM/peripheral-*.sh).
         .executableTarget(
@@ -93,7 +91,7 @@ let package = Package(
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "BlectlTests",
-            dependencies: [core, "ControlProtocol", "CLinux", "TestSupport", "bleagent", "blectl"],
+            dependencies: [core, "ControlProtocol", "TestSupport", "bleagent", "blectl"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),

@@ -1,5 +1,6 @@
 import ControlProtocol
 import Glibc
+import IO
 import JSON
 import Synchronization
 
@@ -9,6 +10,10 @@ import Synchronization
 public final class Agent: Sendable {
     /// This build's version.
     public static let version = "0.1.0"
+
+    /// The signals the agent handles (through a signalfd on its loop): SIGHUP reloads, SIGTERM and SIGINT stop.
+    /// Block them on the main thread before any other thread starts, so every thread inherits the mask.
+    public static let handledSignals: [Int32] = [SIGHUP, SIGTERM, SIGINT]
 
     private struct State {
         var config: AgentConfig
@@ -95,11 +100,30 @@ public final class Agent: Sendable {
             "plugin": config.selectedRole.map { .string($0.plugin) } ?? .null,
             "roleState": roleHost.status.json,
         ]
-        if let address = backends?.simBusAddress, case .object(var object) = result {
-            object["sim"] = ["busAddress": .string(address)]
-            result = .object(object)
-        }
+        guard case .object(var object) = result else { return result }
+        if let address = backends?.simBusAddress { object["sim"] = ["busAddress": .string(address)] }
+        object["limits"] = limitsJSON()
+        result = .object(object)
         return result
+    }
+
+    /// The control server's bounds and the blocking pool's backlog (docs/control-api.md, "Limits").
+    private func limitsJSON() -> JSON {
+        var limits: JSONObject = ["blockingPool": ["pending": .int(Int64(BlockingPool.shared.pending))]]
+        if let server = server.withLock({ $0 }) {
+            let counters = server.counters
+            let options = server.options
+            limits["control"] = [
+                "clients": .int(Int64(counters.clients)), "maxClients": .int(Int64(options.maxClients)),
+                "refusedClients": .int(Int64(counters.refusedClients)),
+                "requestsInFlight": .int(Int64(counters.requestsInFlight)),
+                "maxRequestsInFlight": .int(Int64(options.maxRequestsInFlight)),
+                "pausedClients": .int(Int64(counters.pausedClients)), "pausedReads": .int(Int64(counters.pausedReads)),
+                "partialLineTimeoutSeconds": .int(options.partialLineTimeout.components.seconds),
+                "idleClosed": .int(Int64(counters.idleClosed)),
+            ]
+        }
+        return .object(limits)
     }
 
     /// Starts the configured role's plugin; returns once it runs or failed
@@ -116,7 +140,7 @@ public final class Agent: Sendable {
     @discardableResult
     public func reload(trigger: String) async -> Result<AgentConfig, ConfigError> {
         try? notifier?.reloading()
-        switch Result(catching: { () throws(ConfigError) in try AgentConfig.load(from: configPath) }) {
+        switch await AgentConfig.read(from: configPath) {
         case .success(let config):
             state.withLock { $0.config = config }
             server.withLock { $0 }?.setPolicy(PeerPolicy(allowedUids: config.control.allowedUids, ownUid: geteuid()))

@@ -3,10 +3,11 @@
 import AgentCore
 import ControlProtocol
 import Glibc
+import IO
 
 // Before any thread exists, so every thread inherits the mask and the
 // signals wait for the signalfd.
-SignalSource.blockAgentSignals()
+SignalSource.block(Agent.handledSignals)
 // A closed standard error (a stopped log reader) or any pipe whose reader went away must
 // fail the write with EPIPE, not kill the agent (sockets already send with MSG_NOSIGNAL).
 // Children get the default disposition back before exec (clinux_spawn_owned).
@@ -74,7 +75,7 @@ if checkOnly {
 }
 
 do {
-    let loop = try EventLoop()
+    let loop = try EventLoop(name: "bleagent")
     let registry = MethodRegistry()
     let bus = EventBus()
     let backends = BackendFactory(log: log)
@@ -105,7 +106,7 @@ do {
     let server = ControlServer(options: options, loop: loop, registry: registry, bus: bus)
     try server.start()
     agent.attach(server)
-    let signals = try SignalSource(loop: loop) { signal in
+    let signals = try SignalSource(signals: Agent.handledSignals, loop: loop) { signal in
         switch signal {
         case SIGHUP: Task { await agent.reload(trigger: "SIGHUP") }
         default: agent.stop(reason: signal == SIGINT ? "SIGINT" : "SIGTERM")

@@ -19,7 +19,7 @@ extension ScannerEngine {
         guard let request = params.request(id: id) else { throw .invalidParams("params: not a valid payment") }
         CrashHook.point(.beforeAccepted, reference: request.reference)
         do {
-            try record(.accepted(request, terminal: session.terminalID, atMilliseconds: Self.epochMilliseconds()))
+            try await record(.accepted(request, terminal: session.terminalID, atMilliseconds: Self.epochMilliseconds()))
         } catch {
             throw PosError.journalUnavailable("\(error)")
         }
@@ -41,7 +41,7 @@ extension ScannerEngine {
             break
         }
         if case .lost(let why) = outcome, state.payments[id]?.phase != .final {
-            try? record(.reconciling(id, why: why))
+            try? await record(.reconciling(id, why: why))
             logger.warning("payment \(id): outcome unknown (\(why)); reconciling")
             throw PosError.paymentUnknown(id, why: why)
         }
@@ -64,7 +64,7 @@ extension ScannerEngine {
                 try await session.peripheral.writeValue(
                     request.encoded(), for: session.paymentRequest, type: .withResponse)
                 CrashHook.point(.afterWrite, reference: request.reference)
-                if state.payments[id]?.phase != .final { try? record(.sent(id, attempt: 1)) }
+                if state.payments[id]?.phase != .final { try? await record(.sent(id, attempt: 1)) }
                 return
             } catch {
                 guard case .notPermitted(let att) = error.code else {
@@ -73,7 +73,7 @@ extension ScannerEngine {
                 }
                 switch ReconciliationPlanner.step(for: id, in: state, writeError: att) {
                 case .settle(let final):
-                    try? record(final)
+                    try? await record(final)
                     logger.warning("payment \(id): the terminal refused it (ATT \(att))")
                     throw PosError.terminalRefused(id, code: att.rawValue)
                 case .retryLater where ContinuousClock.now + pause < deadline:
@@ -109,7 +109,7 @@ extension ScannerEngine {
         case .settle(let final):
             CrashHook.point(.beforeFinal, reference: state.payments[id]?.request.reference)
             do {
-                try record(final)
+                try await record(final)
             } catch {
                 logger.error("payment \(id): cannot journal the final status: \(error)")
                 return
@@ -122,7 +122,7 @@ extension ScannerEngine {
             do {
                 try await session.peripheral.writeValue(
                     request.encoded(), for: session.paymentRequest, type: .withResponse)
-                if state.payments[id]?.phase != .final { try? record(.sent(id, attempt: attempt)) }
+                if state.payments[id]?.phase != .final { try? await record(.sent(id, attempt: attempt)) }
             } catch {
                 logger.warning("payment \(id): resending failed: \(error)")
             }

@@ -26,18 +26,18 @@ actor ScannerEngine {
     /// Whether a later round of queries is running.
     var requerying = false
 
-    init(central: CentralManager, config: ScannerConfig, context: RoleContext) throws(JournalError) {
+    init(central: CentralManager, config: ScannerConfig, context: RoleContext) async throws(JournalError) {
         self.central = central
         self.config = config
         self.logger = context.logger
         self.events = context.events
         self.table = TerminalTable(policy: config.policy)
-        let (journal, contents) = try PaymentJournal.open(path: "\(context.state.directory)/\(config.journal)")
+        let (journal, contents) = try await PaymentJournal.open(path: "\(context.state.directory)/\(config.journal)")
         self.journal = journal
         var state = JournalState(replaying: contents.records)
         // After a restart nothing in flight is known: every unsettled payment is reconciling.
         for record in ReconciliationPlanner.markUnknown(in: state, why: "restart") {
-            try journal.append(record)
+            try await journal.append(record)
             state.apply(record)
         }
         self.state = state
@@ -108,10 +108,19 @@ actor ScannerEngine {
         return key
     }
 
-    /// Appends a record (written and fsync'ed) and applies it to the state.
-    func record(_ record: JournalRecord) throws(JournalError) {
-        try journal.append(record)
+    /// Applies a record to the state and appends it to the journal; returns
+    /// once it is written and fsync'ed (on the blocking pool: the actor serves
+    /// other calls meanwhile). The state changes first, so records reach the
+    /// file in the order they were applied; an acceptance that cannot be
+    /// journalled is withdrawn again.
+    func record(_ record: JournalRecord) async throws(JournalError) {
         state.apply(record)
+        do {
+            try await journal.append(record)
+        } catch {
+            if case .accepted = record { state.withdraw(record.transactionID) }
+            throw error
+        }
         guard let entry = state.payments[record.transactionID] else { return }
         var data: JSONObject = [
             "transactionId": .string(entry.transactionID.uuidString), "phase": .string(entry.phase.rawValue),

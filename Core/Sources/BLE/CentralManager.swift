@@ -1,4 +1,5 @@
 import GATT
+import IO
 import Synchronization
 
 /// The central role, in the image of `CBCentralManager`: scan, connect, and
@@ -98,7 +99,8 @@ public final class CentralManager: Sendable {
     /// Subscriptions turned on or off, by a caller or a restore.
     let notificationStateBroadcast = Broadcast<NotificationStateChange>()
     private let pump = Mutex<[Task<Void, Never>]>([])
-    let persistence = Mutex<Void>(())
+    /// Writes the restoration state on the blocking pool (made at the first save).
+    let persistence = Mutex<CoalescingWriter<Void>?>(nil)
 
     /// What state restoration found when the manager started (Core
     /// Bluetooth's will-restore-state): ``RestorationLoad/empty`` without a
@@ -231,7 +233,7 @@ public final class CentralManager: Sendable {
             state.peripheralStates[id] = .connecting
             return path
         }
-        try persist()
+        try await persist()
         do throws(BLEError) {
             try await backend.connect(device: path)
         } catch {
@@ -252,7 +254,7 @@ public final class CentralManager: Sendable {
             if state.peripheralStates[id] == .connected { state.peripheralStates[id] = .disconnecting }
             return path
         }
-        try persist()
+        try await persist()
         guard let path else { return }
         try await backend.disconnect(device: path)
     }

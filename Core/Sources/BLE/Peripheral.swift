@@ -200,7 +200,7 @@ public final class Peripheral: Sendable {
             // Listen before looking, so a restore that settles meanwhile is not missed.
             let settled = central.subscriptionBroadcast.stream()
             let startNow = central.state.withLock { $0.subscriptions.subscribe(reference) }
-            try central.persist()
+            try await central.persist()
             guard startNow else {
                 try await waitWhileStarting(reference, settled: settled)
                 return
@@ -219,14 +219,14 @@ public final class Peripheral: Sendable {
                 central.notificationStateBroadcast.yield(.init(characteristic: reference, isNotifying: true))
             } catch {
                 _ = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
-                try? central.persist()
+                try? await central.persist()
                 central.notificationStateBroadcast.yield(
                     .init(characteristic: reference, isNotifying: false, error: error))
                 throw error
             }
         } else {
             let wasStarted = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
-            try central.persist()
+            try await central.persist()
             guard wasStarted else {
                 central.notificationStateBroadcast.yield(.init(characteristic: reference, isNotifying: false))
                 return

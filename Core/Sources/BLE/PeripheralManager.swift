@@ -1,4 +1,5 @@
 import GATT
+import IO
 import Synchronization
 
 /// The peripheral role, in the image of `CBPeripheralManager`: publish
@@ -46,7 +47,8 @@ public final class PeripheralManager: Sendable {
     private let subscriptionBroadcast = Broadcast<SubscriptionEvent>()
     private let readyBroadcast = Broadcast<Void>()
     private let pump = Mutex<Task<Void, Never>?>(nil)
-    private let persistence = Mutex<Void>(())
+    /// Writes the restoration state on the blocking pool (made at the first save).
+    private let persistence = Mutex<CoalescingWriter<Void>?>(nil)
 
     /// What state restoration found at start (Core Bluetooth's
     /// will-restore-state). Restored services and advertising are registered
@@ -153,7 +155,7 @@ public final class PeripheralManager: Sendable {
             state.withLock { $0.advertisement = nil }
             throw error
         }
-        try persist()
+        try await persist()
     }
 
     /// Whether `data` goes out in extended PDUs (see ``startAdvertising(_:extended:)``).
@@ -181,7 +183,7 @@ public final class PeripheralManager: Sendable {
             state.advertisement = nil
             return state.machine.adapterPath
         }
-        try persist()
+        try await persist()
         guard let adapter else { return }
         try await backend.unregisterAdvertisement(adapter: adapter)
     }
@@ -227,18 +229,27 @@ public final class PeripheralManager: Sendable {
             return (adapter, state.services)
         }
         try await backend.setApplication(adapter: adapter, services: services)
-        try persist()
+        try await persist()
     }
 
     /// Writes services and advertisement to the restoration store, if any,
     /// before the change is reported done.
-    private func persist() throws(BLEError) {
+    /// The write runs on the blocking pool; saves asked for meanwhile fold into the next, which takes the state as
+    /// it is then.
+    private func persist() async throws(BLEError) {
         guard let store = options.restoration else { return }
-        do {
-            try persistence.withLock { _ throws(RestorationStoreError) in
+        let writer = persistence.withLock { writer in
+            if let writer { return writer }
+            let made = CoalescingWriter<Void> { [weak self] () throws(SystemError) in
+                guard let self else { return }
                 let (services, advertisement) = state.withLock { ($0.services, $0.advertisement?.data) }
                 try store.save(RestorationState(services: services, advertising: advertisement))
             }
+            writer = made
+            return made
+        }
+        do {
+            try await writer.save(())
         } catch {
             throw BLEError(.failed, message: "saving state: \(error)")
         }

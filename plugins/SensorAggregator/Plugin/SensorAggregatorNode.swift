@@ -12,7 +12,8 @@ actor SensorAggregatorNode {
     private var engine: SensorAggregatorEngine
     private let manager: PeripheralManager?
     private let snapshots: AggregateSnapshotStore
-    private let mayFlush: Bool
+    /// Whether a flush may replace the snapshot file (not over one that could not be read or set aside).
+    private var mayFlush = false
     private let logger: PluginLogger
     private let events: any PluginEventSink
     private let services: [GATTService]
@@ -46,8 +47,19 @@ actor SensorAggregatorNode {
         self.logger = logger
         self.events = events
         snapshots = AggregateSnapshotStore(store: state, logger: logger)
+        services = SensorGATTLayout.services(for: config)
+        deviceInformation = Dictionary(
+            uniqueKeysWithValues: SensorGATTLayout.deviceInformation(config.deviceInformation).map {
+                ($0.uuid, Array($0.value.utf8))
+            })
+        pollStart = now
+        for sensor in config.sensors where sensor.source.pollSeconds != nil { polls[sensor.id] = (now, 0) }
+    }
+
+    /// Restores the aggregates from the snapshot (read on the blocking pool); call once, before ``begin()``.
+    func restore(now: Double) async {
         var restored = engine.state
-        let outcome = snapshots.load(into: &restored, now: now)
+        let outcome = await snapshots.load(into: &restored, now: now)
         switch outcome {
         case .noSnapshot: break
         case .restored(let skipped):
@@ -62,13 +74,6 @@ actor SensorAggregatorNode {
             logger.error("snapshot unreadable (\(reason)) and not renamed: not flushing over it")
         }
         mayFlush = outcome.mayFlush
-        services = SensorGATTLayout.services(for: config)
-        deviceInformation = Dictionary(
-            uniqueKeysWithValues: SensorGATTLayout.deviceInformation(config.deviceInformation).map {
-                ($0.uuid, Array($0.value.utf8))
-            })
-        pollStart = now
-        for sensor in config.sensors where sensor.source.pollSeconds != nil { polls[sensor.id] = (now, 0) }
     }
 
     // MARK: inputs
@@ -172,10 +177,10 @@ actor SensorAggregatorNode {
     }
 
     /// Flushes (when dirty) and stops the timer.
-    func shutdown() {
+    func shutdown() async {
         timer?.cancel()
         timer = nil
-        if engine.nextDeadline != nil { flush(now: unixNow()) }
+        if engine.nextDeadline != nil { await flush(now: unixNow()) }
     }
 
     // MARK: control
@@ -247,7 +252,7 @@ actor SensorAggregatorNode {
         var actions: [SensorAggregatorEngine.Action] = []
         for sensor in engine.config.sensors {
             guard let poll = polls[sensor.id], poll.due <= now, let period = sensor.source.pollSeconds else { continue }
-            if let value = sample(sensor, tick: poll.tick) {
+            if let value = await sample(sensor, tick: poll.tick) {
                 actions += engine.record(SensorReading(sensor: sensor.id, value: value, time: now), now: now)
             }
             let tick = poll.tick + 1
@@ -258,13 +263,14 @@ actor SensorAggregatorNode {
         await perform(actions)
     }
 
-    private func sample(_ sensor: SensorConfig, tick: UInt64) -> Double? {
+    /// A sensor's value now; a file is read on the blocking pool (the actor stays free meanwhile).
+    private func sample(_ sensor: SensorConfig, tick: UInt64) async -> Double? {
         switch sensor.source {
         case .ingest: return nil
         case .simulated(let source): return SimulatedWaveform.value(of: source, tick: tick)
         case .file(let source):
             do throws(SensorFileError) {
-                let value = try files.read(source)
+                let value = try await files.read(source)
                 loggedFileErrors.remove(sensor.id)
                 return value
             } catch {
@@ -295,7 +301,7 @@ actor SensorAggregatorNode {
             switch action {
             case .notify(let notification): send(notification)
             case .advertise(let plan): await advertise(plan)
-            case .flush: flush(now: unixNow())
+            case .flush: await flush(now: unixNow())
             case .threshold(let sensor, let breach, let value):
                 logger.info(
                     "sensor \(sensor) \(breach.map { "breached \($0.rawValue)" } ?? "back within limits"): \(value)")
@@ -343,12 +349,16 @@ actor SensorAggregatorNode {
         }
     }
 
-    private func flush(now: Double) {
+    /// Saves the aggregates as they are now. The state is taken and marked flushed before the write is awaited
+    /// (changes made meanwhile mark it dirty again); the state store writes one save at a time, in order, the latest
+    /// winning.
+    private func flush(now: Double) async {
         guard mayFlush else { return }
+        let snapshot = engine.state
+        engine.flushed(at: now)
         do throws(PluginStateError) {
-            try snapshots.save(engine.state, now: now)
-            engine.flushed(at: now)
-            let samples = engine.state.windows.values.reduce(0) { $0 + $1.samples.count }
+            try await snapshots.save(snapshot, now: now)
+            let samples = snapshot.windows.values.reduce(0) { $0 + $1.samples.count }
             events.emit("flushed", ["samples": .int(Int64(samples)), "savedAt": .double(now)])
         } catch {
             logger.error("cannot save aggregates: \(error)")

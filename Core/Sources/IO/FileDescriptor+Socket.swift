@@ -1,0 +1,85 @@
+internal import CLinux
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The identity of a Unix-socket peer (`SO_PEERCRED`).
+public struct PeerCredentials: Hashable, Sendable {
+    /// The peer's process id when it connected.
+    public var pid: Int32
+    /// Its effective user id.
+    public var uid: UInt32
+    /// Its effective group id.
+    public var gid: UInt32
+}
+
+extension FileDescriptor {
+    /// What a non-blocking send or receive achieved.
+    public enum Transfer: Equatable, Sendable {
+        /// This many bytes moved (0 from a receive: the peer closed its end).
+        case done(Int)
+        /// The socket would block (`EAGAIN`).
+        case wouldBlock
+    }
+
+    /// `send(2)` with `MSG_NOSIGNAL` (and `MSG_DONTWAIT`): a gone peer is `EPIPE`, never `SIGPIPE`.
+    public func send(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Transfer {
+        while true {
+            let sent = Glibc.send(rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            if sent >= 0 { return .done(sent) }
+            let code = Errno.current
+            switch code {
+            case .interrupted: continue
+            case .wouldBlock: return .wouldBlock
+            default: throw SystemError("send", errno: code)
+            }
+        }
+    }
+
+    /// `recv(2)` with `MSG_DONTWAIT`; `.done(0)` is the end of the stream.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Transfer {
+        while true {
+            let count = recv(rawValue, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+            if count >= 0 { return .done(count) }
+            let code = Errno.current
+            switch code {
+            case .interrupted: continue
+            case .wouldBlock: return .wouldBlock
+            default: throw SystemError("recv", errno: code)
+            }
+        }
+    }
+
+    /// Accepts a connection on a listening socket: the new socket (close-on-exec, non-blocking), or `nil` when none
+    /// is waiting.
+    public func accept() throws(SystemError) -> FileDescriptor? {
+        while true {
+            let fd = clinux_accept(rawValue)
+            if fd >= 0 { return FileDescriptor(rawValue: fd) }
+            let code = Errno.current
+            switch code {
+            case .interrupted, .connectionAborted: continue
+            case .wouldBlock: return nil
+            default: throw SystemError("accept", errno: code)
+            }
+        }
+    }
+
+    /// The connected peer's credentials (`SO_PEERCRED`).
+    public func peerCredentials() throws(SystemError) -> PeerCredentials {
+        var credentials = clinux_peer_credentials()
+        var length = socklen_t(MemoryLayout<clinux_peer_credentials>.size)
+        try systemCall("getsockopt SO_PEERCRED") {
+            getsockopt(rawValue, SOL_SOCKET, SO_PEERCRED, &credentials, &length)
+        }
+        return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+    }
+
+    /// A connected pair of Unix sockets of `type` (`SOCK_STREAM`, `SOCK_SEQPACKET`, ...), both close-on-exec.
+    public static func socketPair(type: Int32) throws(SystemError) -> (FileDescriptor, FileDescriptor) {
+        var fds: [Int32] = [-1, -1]
+        try systemCall("socketpair") { socketpair(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) }
+        return (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))
+    }
+}
