@@ -76,18 +76,21 @@ let package = Package(
             name: "blesim-bench", dependencies: [core, "SimCore", "TestSupport"], swiftSettings: strict),
         // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
         .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),
+        .testTarget(name: "IOTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
         .testTarget(name: "BlueZCentralTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
         .testTarget(name: "BlueZPeripheralTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
+        .testTarget(
+            name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
         .testTarget(
             name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner"], swiftSettings: strict),
         .testTarget(
-            name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
+            name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol", "TestSupport"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "BlectlTests",
@@ -95,7 +98,8 @@ let package = Package(
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "BlesimTests", dependencies: [core], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(
+            name: "BlesimTests", dependencies: [core, "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         // Bleak (PyPI) as a central against blesim: runs Tests/Bleak/central.py in .build/venv-bleak.
         .testTarget(name: "BleakTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
     ]

@@ -1,5 +1,6 @@
 import BLE
 import GATT
+import IO
 import JSON
 import Testing
 
@@ -132,6 +133,6 @@ import Testing
 
     @Test func aMissingDirectoryIsAClearError() {
         let store = RestorationStore(directory: "/nonexistent-bletests", restoreIdentifier: "x")
-        #expect(throws: RestorationStoreError.self) { try store?.save(RestorationState()) }
+        #expect(throws: SystemError.self) { try store?.save(RestorationState()) }
     }
 }

@@ -26,17 +26,19 @@ struct PeripheralRoleTests {
         let peripheral: String
 
         static func start() async throws -> Bench {
-            let bus = try PrivateBus()
-            let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario, "--adapters", "2"])
+            let bus = try await PrivateBus()
+            let sim = try await Blesim(bus: bus, arguments: ["--scenario", Air.scenario, "--adapters", "2"])
             let client = try await BlueZClient.connect(bus)
             let environment = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address]
-            let server = try ChildProcess(python, ["-u", examples + "example-gatt-server"], environment: environment)
-            guard try server.waitForLine(within: 60, where: { $0 == "GATT application registered" }) != nil else {
+            let server = try await ChildProcess(
+                python, ["-u", examples + "example-gatt-server"], environment: environment)
+            guard try await server.waitForLine(within: 60, where: { $0 == "GATT application registered" }) != nil else {
                 throw HarnessError("example-gatt-server: \(server.transcript)")
             }
-            let advertiser = try ChildProcess(
+            let advertiser = try await ChildProcess(
                 python, ["-u", examples + "example-advertisement"], environment: environment)
-            guard try advertiser.waitForLine(within: 60, where: { $0 == "Advertisement registered" }) != nil else {
+            guard try await advertiser.waitForLine(within: 60, where: { $0 == "Advertisement registered" }) != nil
+            else {
                 throw HarnessError("example-advertisement: \(advertiser.transcript)")
             }
             guard
@@ -108,7 +110,7 @@ struct PeripheralRoleTests {
         let battery = try await bench.characteristic("2a19")
         let value = try await bench.client.read(battery)
         #expect(value.count == 1 && value[0] <= 100)
-        #expect(try bench.server.waitForLine(within: 60, where: { $0.hasPrefix("Battery Level read: ") }) != nil)
+        #expect(try await bench.server.waitForLine(within: 60, where: { $0.hasPrefix("Battery Level read: ") }) != nil)
         _ = bench.sim
     }
 
@@ -132,7 +134,7 @@ struct PeripheralRoleTests {
         }
         // Accepted: the application saw the value.
         try await bench.client.write(controlPoint, [1])
-        #expect(try bench.server.waitForLine(within: 60, where: { $0 == "Energy Expended field reset!" }) != nil)
+        #expect(try await bench.server.waitForLine(within: 60, where: { $0 == "Energy Expended field reset!" }) != nil)
         _ = bench.sim
     }
 
@@ -142,15 +144,15 @@ struct PeripheralRoleTests {
     func exampleClientAgainstExampleServer() async throws {
         let bench = try await Bench.start()
         try await bench.connect()
-        let example = try ChildProcess(
+        let example = try await ChildProcess(
             Self.python, ["-u", Self.examples + "example-gatt-client"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bench.bus.address])
-        #expect(try example.waitForLine(within: 60, where: { $0.contains("Heart Rate Service found") }) != nil)
+        #expect(try await example.waitForLine(within: 60, where: { $0.contains("Heart Rate Service found") }) != nil)
         // The read's and StartNotify's replies come in either order.
         var wanted: Set<String> = ["Body sensor location value: Chest", "HR Measurement notifications enabled"]
         var measurements = 0
         while !wanted.isEmpty || measurements < 2,
-            let line = try example.waitForLine(within: 60, where: { _ in true })
+            let line = try await example.waitForLine(within: 60, where: { _ in true })
         {
             wanted.remove(line)
             if line == "New HR Measurement" { measurements += 1 }

@@ -16,7 +16,7 @@ struct CentralFaultTests {
     func linkDroppedMidWrite() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             // A deadline far beyond the test: only the link drop can end these operations in time.
             let central = try await rig.central(options: .init(operationPolicy: .init(timeout: .seconds(50))))
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
@@ -46,7 +46,7 @@ struct CentralFaultTests {
     func inProgressIsRetried() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let policy = OperationQueue.Policy(maximumAttempts: 3, initialBackoff: .milliseconds(40))
             let central = try await rig.central(options: .init(operationPolicy: policy))
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
@@ -71,7 +71,7 @@ struct CentralFaultTests {
     func timeoutThenTheCharacteristicWorks() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central(options: .init(operationPolicy: .init(timeout: .seconds(1))))
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
             let note = try #require(characteristics[FaultRig.note])
@@ -94,7 +94,7 @@ struct CentralFaultTests {
     func powerCycleRestoresScanConnectionAndSubscription() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let states = central.stateUpdates()
             let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))
@@ -126,7 +126,7 @@ struct CentralFaultTests {
     func linkLossReconnects() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
             let counter = try #require(characteristics[FaultRig.counter])
@@ -151,7 +151,7 @@ struct CentralFaultTests {
     func linkLossRetriesWithBackoff() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central(
                 options: .init(
                     reconnectPolicy: ReconnectPolicy(firstDelay: .milliseconds(50), maximumDelay: .seconds(1))))
@@ -192,10 +192,10 @@ struct CentralFaultTests {
             let subscribes = try await rig.subscribeCount(of: counter.objectPath)
             let discovering = try await rig.discoveringStarts()
             let connections = central.connectionEvents()
-            sim.kill()
+            await sim.kill()
             #expect(await first(states) { $0 == .resetting } == .resetting)
             let second = try await rig.startSim()
-            defer { second.kill() }
+            defer { second.stop() }
             #expect(await first(states) { $0 == .poweredOn } == .poweredOn)
             #expect(await first(discovering) { true } != nil, "discovery started on the new blesim")
             // The new blesim's device object appears once discovery hears it; then the manager reconnects it.
@@ -212,7 +212,7 @@ struct CentralFaultTests {
     func agentRestartRestores() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let store = try #require(RestorationStore(directory: rig.bus.directory, restoreIdentifier: "faults"))
             // StartNotify sessions belong to a bus name and end when it leaves, as at a process's death
             // (an AcquireNotify socket would stay open in this process).

@@ -34,7 +34,7 @@ struct CentralOverBlesimTests {
     func scanFindsScenarioDevices() async throws {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(address: bus.address)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let client = try await bus.connect()
             let central = CentralManager(backend: try await BlueZCentralBackend(connection: client))
             #expect(await first(central.stateUpdates()) { $0 == .poweredOn } == .poweredOn)
@@ -53,7 +53,7 @@ struct CentralOverBlesimTests {
     func powerCycleResumesScanning() async throws {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(address: bus.address)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let client = try await bus.connect()
             let monitor = try await bus.connect()
             let central = CentralManager(backend: try await BlueZCentralBackend(connection: client))
@@ -91,10 +91,10 @@ struct CentralOverBlesimTests {
             let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))
             #expect(await first(starts) { true } != nil)
             let states = central.stateUpdates()
-            sim.kill()
+            await sim.kill()
             #expect(await first(states) { $0 == .resetting } == .resetting)
             let second = try await BlesimProcess.start(address: bus.address)
-            defer { second.kill() }
+            defer { second.stop() }
             #expect(await first(states) { $0 == .poweredOn } == .poweredOn)
             #expect(await first(starts) { true } != nil, "discovery started on the new blesim")
             #expect(await first(scan) { $0.name == "Near-A" } != nil)

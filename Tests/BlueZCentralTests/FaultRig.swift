@@ -3,6 +3,7 @@ import BlueZ
 import DBus
 import GATT
 import Glibc
+import IO
 import Synchronization
 import TestSupport
 import Testing
@@ -48,7 +49,7 @@ struct FaultRig {
     static func with<T>(scenario: String = FaultRig.scenario, _ body: (FaultRig) async throws -> T) async throws -> T {
         try await PrivateBus.with { bus in
             let path = bus.directory + "/faults.json"
-            try await offPool {
+            try await BlockingPool.shared.run { () throws in
                 guard let file = fopen(path, "w") else { throw Failure("cannot write \(path)") }
                 fputs(scenario, file)
                 fclose(file)

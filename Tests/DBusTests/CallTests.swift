@@ -169,7 +169,7 @@ struct CallTests {
 
     @Test("the bus going away fails pending calls with Disconnected")
     func busLossFailsPending() async throws {
-        let bus = try await offPool { try PrivateBus.start() }
+        let bus = try await PrivateBus.start()
         let gate = Gate()
         let started = Gate()
         let server = try await bus.connect()

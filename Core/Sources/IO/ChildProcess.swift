@@ -22,6 +22,8 @@ public final class ChildProcess: Sendable {
         case null
         /// The parent's.
         case inherit
+        /// A pipe whose write end is ``ChildProcess/standardInput``.
+        case pipe
     }
 
     /// Where one of the child's outputs goes.
@@ -75,14 +77,18 @@ public final class ChildProcess: Sendable {
     public let standardOutput: OutputCollector?
     /// The child's standard error, when collected.
     public let standardError: OutputCollector?
+    /// The write end of the child's standard input, when it is a pipe (blocking; the caller closes it).
+    public let standardInput: FileDescriptor?
     private let watch: ExitWatch
 
     private init(
-        pid: Int32, name: String, watch: ExitWatch, standardOutput: OutputCollector?, standardError: OutputCollector?
+        pid: Int32, name: String, watch: ExitWatch, standardInput: FileDescriptor?, standardOutput: OutputCollector?,
+        standardError: OutputCollector?
     ) {
         self.pid = pid
         self.name = name
         self.watch = watch
+        self.standardInput = standardInput
         self.standardOutput = standardOutput
         self.standardError = standardError
     }
@@ -118,19 +124,28 @@ public final class ChildProcess: Sendable {
             }
         }
         let childEnds: (input: Int32, output: Int32, error: Int32, report: FileDescriptor)
-        let parentEnds: (output: FileDescriptor?, error: FileDescriptor?, report: FileDescriptor)
+        let parentEnds:
+            (input: FileDescriptor?, output: FileDescriptor?, error: FileDescriptor?, report: FileDescriptor)
         do {
-            let input = standardInput == .null ? try null(.readOnly).rawValue : -1
+            var input: (child: Int32, parent: FileDescriptor?) = (-1, nil)
+            switch standardInput {
+            case .null: input.child = try null(.readOnly).rawValue
+            case .inherit: break
+            case .pipe:
+                let (read, write) = try FileDescriptor.pipe()
+                input = (try placed(read).rawValue, try placed(write))
+            }
             let out = try output(standardOutput)
             let err = try output(standardError)
             let (reportRead, reportWrite) = try FileDescriptor.pipe()
-            childEnds = (input, out.child, err.child, try placed(reportWrite))
-            parentEnds = (out.parent, err.parent, try placed(reportRead))
+            childEnds = (input.child, out.child, err.child, try placed(reportWrite))
+            parentEnds = (input.parent, out.parent, err.parent, try placed(reportRead))
         } catch {
             for fd in opened { fd.close() }
             throw error
         }
-        let parentSide = Set([parentEnds.output, parentEnds.error, parentEnds.report].compactMap { $0 })
+        let parentSide = Set(
+            [parentEnds.input, parentEnds.output, parentEnds.error, parentEnds.report].compactMap { $0 })
         let environment = environment ?? currentEnvironment()
         let spawned = await loop.perform { () -> Result<(Int32, FileDescriptor), SystemError> in
             let argv = ([path] + arguments).map { strdup($0) } + [nil]
@@ -180,13 +195,14 @@ public final class ChildProcess: Sendable {
                 try collector(parentEnds.output, standardOutput), try collector(parentEnds.error, standardError)
             )
         } catch {
+            parentEnds.input?.close()
             parentEnds.output?.close()
             parentEnds.error?.close()
             throw error
         }
         return ChildProcess(
-            pid: started.pid, name: name ?? executable, watch: watch, standardOutput: collectors.output,
-            standardError: collectors.error)
+            pid: started.pid, name: name ?? executable, watch: watch, standardInput: parentEnds.input,
+            standardOutput: collectors.output, standardError: collectors.error)
     }
 
     private static func limit(of output: Output) -> Int {

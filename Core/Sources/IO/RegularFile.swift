@@ -41,7 +41,8 @@ public enum RegularFile {
     /// Throws unless `path` names a regular file (after symbolic links).
     public static func checkRegular(_ path: String) throws(SystemError) {
         var status = stat()
-        try systemCall("stat", path: path) { stat(path, &status) }
+        // Named `open`: a missing file is what opening it would report.
+        try systemCall("open", path: path) { stat(path, &status) }
         if let kind = kind(of: status.st_mode) { throw .notRegularFile(path, kind: kind) }
     }
 
