@@ -110,6 +110,13 @@ public final class Agent: Sendable {
     /// The control server's bounds and the blocking pool's backlog (docs/control-api.md, "Limits").
     private func limitsJSON() -> JSON {
         var limits: JSONObject = ["blockingPool": ["pending": .int(Int64(BlockingPool.shared.pending))]]
+        if let (bounds, counters) = backends?.busCallCounters {
+            limits["dbusCalls"] = [
+                "inFlight": .int(Int64(counters.inFlight)), "maxInFlight": .int(Int64(bounds.maxCallsInFlight)),
+                "peakInFlight": .int(Int64(counters.peakInFlight)), "queued": .int(Int64(counters.queued)),
+                "maxQueued": .int(Int64(bounds.maxQueuedCalls)), "refused": .int(Int64(counters.refused)),
+            ]
+        }
         if let server = server.withLock({ $0 }) {
             let counters = server.counters
             let options = server.options

@@ -54,6 +54,14 @@ struct BlectlOutputTests {
                     "cannot load plugin \"PaymentTerminalScanner\": no plugin file \(agent.directory)/plugins/libPaymentTerminalScanner.so"
                 ),
             ],
+            "limits": [
+                "blockingPool": ["pending": 0],
+                "control": [
+                    "clients": 1, "maxClients": 16, "refusedClients": 0, "requestsInFlight": 1,
+                    "maxRequestsInFlight": 32, "pausedClients": 0, "pausedReads": 0, "partialLineTimeoutSeconds": 10,
+                    "idleClosed": 0,
+                ],
+            ],
         ]
         #expect(json == expected)
         #expect(result.stdout.hasSuffix("}\n") && !result.stdout.dropLast().contains("\n"), "one compact line")

@@ -112,14 +112,18 @@ final class RunningAgent {
 
     /// Starts an agent with `config`, in a fresh directory or in `directory`
     /// (the caller's, kept: a later agent there finds its state).
-    init(config: String = RunningAgent.config(role: "central"), directory existing: String? = nil) async throws {
+    /// `environment` is added to the agent's (NOTIFY_SOCKET and nothing else).
+    init(
+        config: String = RunningAgent.config(role: "central"), directory existing: String? = nil,
+        environment: [String: String] = [:]
+    ) async throws {
         directory = existing ?? makeTemporaryDirectory()
         ownsDirectory = existing == nil
         writeFile("\(directory)/roles.json", config)
         notify = try NotifyListener()
         child = try await Child(
             "\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json"],
-            environment: ["NOTIFY_SOCKET": notify.address])
+            environment: environment.merging(["NOTIFY_SOCKET": notify.address]) { $1 })
         readyMessage = await notify.next()
     }
 

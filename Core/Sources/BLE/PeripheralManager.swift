@@ -282,8 +282,11 @@ public final class PeripheralManager: Sendable {
             state.withLock { $0.advertisement = nil }
         }
         if let change {
+            // What to register again is taken before anyone hears of poweredOn: a service added by a listener
+            // woken by this very change registers itself, and must not be registered twice at once.
+            let registrations = change == .poweredOn ? registrationsToRestore() : nil
             stateBroadcast.yield(change)
-            if change == .poweredOn { restoreRegistrations() }
+            if let registrations { restoreRegistrations(registrations) }
         }
     }
 
@@ -307,10 +310,18 @@ public final class PeripheralManager: Sendable {
 
     /// After bluetoothd returns or the adapter powers on, BlueZ has forgotten
     /// our application and advertisement: register them again.
-    private func restoreRegistrations() {
-        let (adapter, services, advertisement) = state.withLock {
-            ($0.machine.adapterPath, $0.services, $0.advertisement)
-        }
+    private func registrationsToRestore() -> (
+        adapter: String?, services: [GATTService], advertisement: (data: AdvertisingData, extended: Bool)?
+    ) {
+        state.withLock { ($0.machine.adapterPath, $0.services, $0.advertisement) }
+    }
+
+    private func restoreRegistrations(
+        _ registrations: (
+            adapter: String?, services: [GATTService], advertisement: (data: AdvertisingData, extended: Bool)?
+        )
+    ) {
+        let (adapter, services, advertisement) = registrations
         guard let adapter else { return }
         let backend = self.backend
         Task {

@@ -13,8 +13,9 @@ import Synchronization
 /// on top of it). The threads start at the first job. The queue of waiting jobs is bounded by what callers await:
 /// each waiting job is one suspended caller.
 ///
-/// Test hook: with `BLEAGENT_TEST_BLOCKING_DELAY_MS=N` in the environment, every job first sleeps N milliseconds on
-/// its pool thread, as on a slow (or stuck) filesystem; nothing else changes.
+/// Test hook: with `BLEAGENT_TEST_BLOCKING_DELAY_FILE=PATH` in the environment, while the file at PATH holds a number
+/// N, every job first sleeps N milliseconds on its pool thread, as on a slow (or stuck) filesystem; nothing else
+/// changes. A test starts the agent, lets it run, then writes the file.
 public final class BlockingPool: Sendable {
     private struct State {
         var jobs: [@Sendable () -> Void] = []
@@ -33,7 +34,7 @@ public final class BlockingPool: Sendable {
     private let state = Mutex(State())
     /// A semaphore eventfd: each job posts 1, each worker takes 1 before taking a job.
     private let ready: FileDescriptor
-    private let delay: Duration?
+    private let delayFile: String?
 
     /// A pool of `threads` threads named `name`.
     public init(threads: Int, name: String) {
@@ -42,9 +43,7 @@ public final class BlockingPool: Sendable {
         let fd = eventfd(0, Int32(EFD_SEMAPHORE | EFD_CLOEXEC))
         precondition(fd >= 0, "cannot create the blocking pool's eventfd: \(Errno.current)")
         ready = FileDescriptor(rawValue: fd)
-        delay = getenv("BLEAGENT_TEST_BLOCKING_DELAY_MS").flatMap { Int(String(cString: $0)) }.map {
-            .milliseconds($0)
-        }
+        delayFile = getenv("BLEAGENT_TEST_BLOCKING_DELAY_FILE").map { String(cString: $0) }
     }
 
     /// Jobs submitted and not finished yet (waiting or running).
@@ -97,10 +96,17 @@ public final class BlockingPool: Sendable {
                 return job
             }
             guard let job else { continue }
-            if let delay { Self.sleep(delay) }
+            if let delayFile, let delay = Self.testDelay(delayFile) { Self.sleep(delay) }
             job()
             state.withLock { $0.running -= 1 }
         }
+    }
+
+    /// The test hook's delay: the number in the file at `path`, if there is one.
+    private static func testDelay(_ path: String) -> Duration? {
+        guard let bytes = try? RegularFile.read(path, limit: 64) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+        return Int(text).map { .milliseconds($0) }
     }
 
     private static func sleep(_ delay: Duration) {
