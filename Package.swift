@@ -20,6 +20,9 @@ let package = Package(
         .library(name: "OneCopyProbe", type: .dynamic, targets: ["OneCopyProbe"]),
         .library(name: "StuckPlugin", type: .dynamic, targets: ["StuckPlugin"]),
         .executable(name: "blesim", targets: ["blesim"]),
+        // The test kit plugin authors import: fake and scripted backends, a manual clock, a private bus with
+        // blesim and processes (docs/plugins.md, "Testing a plugin"). It links the core by product, like a plugin.
+        .library(name: "BLETesting", targets: ["BLETesting"]),
     ],
     dependencies: [.package(path: "Core")],
     targets: [
@@ -73,34 +76,40 @@ let package = Package(
         .executableTarget(name: "blesim", dependencies: ["SimCore", core], swiftSettings: strict),
         // A benchmark (not a test): advertisement reports/s and notifications/s a D-Bus client gets through blesim.
         .executableTarget(
-            name: "blesim-bench", dependencies: [core, "SimCore", "TestSupport"], swiftSettings: strict),
-        // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
-        .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),
-        .testTarget(name: "IOTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
+            name: "blesim-bench", dependencies: [core, "SimCore", "BLETesting"], swiftSettings: strict),
+        .target(name: "BLETesting", dependencies: [core], swiftSettings: strict),
+        // Connects with DBusConnection.system() and .session() in a process of its own (DBusTests).
+        .executableTarget(
+            name: "BusAddressProbe", dependencies: [core], path: "Tests/Fixtures/BusAddressProbe", swiftSettings: strict
+        ),
+        .testTarget(name: "IOTests", dependencies: [core, "BLETesting"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
-        .testTarget(name: "DBusTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: [core, "BLETesting"], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
-        .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
-        .testTarget(name: "BlueZCentralTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "BlueZPeripheralTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "BLETests", dependencies: [core, "BLETesting"], swiftSettings: strict),
+        .testTarget(name: "BlueZCentralTests", dependencies: [core, "BLETesting"], swiftSettings: strict),
+        .testTarget(name: "BlueZPeripheralTests", dependencies: [core, "BLETesting"], swiftSettings: strict),
         .testTarget(
-            name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator", "TestSupport"],
+            name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator", "BLETesting"],
             swiftSettings: strict),
+        .testTarget(
+            name: "DiagnosticsTests", dependencies: [core, "Diagnostics", "BLETesting"], swiftSettings: strict),
         .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
         .testTarget(
-            name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner"], swiftSettings: strict),
+            name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner", "BLETesting"],
+            swiftSettings: strict),
         .testTarget(
-            name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol", "TestSupport"],
+            name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol", "BLETesting"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "BlectlTests",
-            dependencies: [core, "ControlProtocol", "TestSupport", "bleagent", "blectl"],
+            dependencies: [core, "ControlProtocol", "BLETesting", "bleagent", "blectl"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "BlesimTests", dependencies: [core, "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
+            name: "BlesimTests", dependencies: [core, "BLETesting"], exclude: ["Fixtures"], swiftSettings: strict),
         // Bleak (PyPI) as a central against blesim: runs Tests/Bleak/central.py in .build/venv-bleak.
-        .testTarget(name: "BleakTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "BleakTests", dependencies: [core, "BLETesting"], swiftSettings: strict),
     ]
 )

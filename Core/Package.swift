@@ -43,5 +43,7 @@ let package = Package(
             name: "VirtualPaymentTerminal", dependencies: ["PaymentTerminalProfile", "JSON"], swiftSettings: strict),
         // The BLE API's backends over BlueZ's D-Bus API (central and peripheral).
         .target(name: "BlueZ", dependencies: ["DBus", "BLE", "GATT", "IO"], swiftSettings: strict),
+        // The BLE layer's internal state machines, tested through @testable import (they are not public API).
+        .testTarget(name: "BLEInternalsTests", dependencies: ["BLE", "GATT"], swiftSettings: strict),
     ]
 )

@@ -1,8 +1,8 @@
+import BLETesting
 import DBus
 import Foundation
 import Glibc
 import IO
-import TestSupport
 
 /// blesim (`$BLESIM`) on a private bus with a generated scenario, ready once it printed its ready line.
 struct Sim {

@@ -1,9 +1,9 @@
+import BLETesting
 import DBus
 import Foundation
 import Glibc
 import IO
 import SimCore
-import TestSupport
 
 // blesim-bench: how fast blesim delivers to a D-Bus client (a benchmark, not a test). Build both in release:
 //   swift build -c release --product blesim && swift build -c release --product blesim-bench

@@ -1,9 +1,9 @@
 import AgentCore
+import BLETesting
 import ControlProtocol
 import Glibc
 import IO
 import JSON
-import TestSupport
 import Testing
 
 /// A gate handlers wait at until the test opens it.

@@ -1,9 +1,9 @@
 import AgentCore
+import BLETesting
 import ControlProtocol
 import Glibc
 import IO
 import JSON
-import TestSupport
 import Testing
 
 func errorCode(_ reply: JSON?) -> Int64? { reply?["error"]?["code"]?.intValue }

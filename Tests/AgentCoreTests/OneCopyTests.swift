@@ -1,9 +1,9 @@
 import AgentCore
+import BLETesting
 import GATT
 import Glibc
 import JSON
 import RoleKit
-import TestSupport
 import Testing
 
 /// Loads OneCopyProbe exactly as the agent does (PluginLoader: dlopen of the
@@ -105,10 +105,7 @@ struct OneCopyCheckTests {
         "a plugin linked with a static copy of the JSON module, and libBLECore.so copied under another name, each fail the check"
     )
     func secondCopiesFail() async throws {
-        var template = Array("/tmp/onecopy-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        try #require(made != nil)
-        let directory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let directory = try temporaryDirectory("onecopy")
         defer { removeTree(directory) }
         let check = "bash '\(Self.repositoryRoot)/scripts/check-one-copy.sh' '\(directory)'"
 

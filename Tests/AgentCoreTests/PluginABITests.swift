@@ -1,7 +1,7 @@
 import AgentCore
+import BLETesting
 import Glibc
 import RoleKit
-import TestSupport
 import Testing
 
 /// `PluginABI.version` is bumped by hand; this makes a forgotten bump show.

@@ -1,24 +1,11 @@
 import AgentCore
+import BLETesting
 import ControlProtocol
 import Glibc
 import IO
 import JSON
 import Synchronization
-import TestSupport
 import Testing
-
-/// A fresh directory under /tmp, removed (with what is in it) by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() {
-        var template = Array("/tmp/bleagent-test-XXXXXX".utf8CString)
-        _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    func remove() { removeTree(path) }
-}
 
 /// A client over a real socket: lines are read on the shared loop as they arrive and awaited with a deadline.
 final class TestClient: Sendable {

@@ -1,5 +1,5 @@
+import BLETesting
 import Glibc
-import TestSupport
 import Testing
 
 /// The virtualenv `scripts/bleak-venv.sh` creates (Bleak pinned there), or `$BLEAK_PYTHON`.

@@ -1,7 +1,7 @@
+import BLETesting
 import Glibc
 import IO
 import JSON
-import TestSupport
 import Testing
 
 /// The repository's root directory (this file is Tests/BlectlTests/ExternalPluginTests.swift).

@@ -1,7 +1,7 @@
+import BLETesting
 import Glibc
 import IO
 import JSON
-import TestSupport
 import Testing
 
 /// A private dbus-daemon and blesim serving a payment scenario, apart from

@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import TestSupport
 import Testing
 
 /// SIGKILL of the lane at randomised points of payments, with real processes:

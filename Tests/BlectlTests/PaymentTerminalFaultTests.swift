@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import TestSupport
 import Testing
 
 /// The lane (bleagent, backend bluez, the scanner plugin) against blesim on a

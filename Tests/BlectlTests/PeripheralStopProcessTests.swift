@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import TestSupport
 import Testing
 
 /// One message as dbus-monitor prints it: the header line and its argument lines.

@@ -1,23 +1,11 @@
+import BLETesting
 import Glibc
 import IO
 import JSON
-import TestSupport
 import Testing
 
-/// The directory holding the built binaries: the test bundle's own directory.
-let buildDirectory: String = {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    let path = String(decoding: buffer[..<max(0, count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-}()
-
 /// A fresh directory under /tmp.
-func makeTemporaryDirectory() -> String {
-    var template = Array("/tmp/bleagent-test-XXXXXX".utf8CString)
-    _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
+func makeTemporaryDirectory() -> String { TemporaryDirectory("bleagent-test").path }
 
 func writeFile(_ path: String, _ text: String) {
     let fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0o644)

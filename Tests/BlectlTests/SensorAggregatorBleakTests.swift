@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import TestSupport
 import Testing
 
 /// The virtualenv `scripts/bleak-venv.sh` creates (Bleak and bthome-ble pinned there), or `$BLEAK_PYTHON`.

@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import TestSupport
 import Testing
 
 /// The running agent's ingest socket under bad input: every malformed

@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import TestSupport
 import Testing
 
 /// Aggregates across restarts of the real agent on its embedded blesim: a

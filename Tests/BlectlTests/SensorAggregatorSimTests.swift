@@ -1,10 +1,10 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Glibc
 import JSON
-import TestSupport
 import Testing
 
 /// bleagent in the peripheral role with SensorAggregator on its embedded

@@ -1,7 +1,7 @@
+import BLETesting
 import DBus
 import Glibc
 import JSON
-import TestSupport
 import Testing
 
 /// bleagent in the peripheral role with SensorAggregator on its embedded

@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import TestSupport
 import Testing
 
 /// What a configured path that never answers (a FIFO) or a disk that stalls (the blocking pool held up by its

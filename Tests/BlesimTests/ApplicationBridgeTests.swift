@@ -1,6 +1,6 @@
+import BLETesting
 import DBus
 import Foundation
-import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -21,24 +21,27 @@ struct ApplicationBridgeTests {
 
     struct Bench {
         let bus: PrivateBus
-        let sim: Blesim
+        let sim: BlesimProcess
         let client: BlueZClient
-        let app: ChildProcess
+        let app: TestProcess
         /// hci0 as a Device1 under hci1.
         let peripheral: String
         /// hci1 as a Device1 under hci0 (the central, as hci0's bluetoothd shows it).
         let central: String
 
         static func start() async throws -> Bench {
-            let bus = try await PrivateBus()
-            let sim = try await Blesim(bus: bus, arguments: ["--scenario", Air.scenario, "--adapters", "2"])
+            let bus = try await PrivateBus.start()
+            let sim = try await BlesimProcess.start(
+                address: bus.address, scenario: nil, options: ["--scenario", Air.scenario, "--adapters", "2"])
             let client = try await BlueZClient.connect(bus)
-            let app = try await ChildProcess(
+            let app = try await TestProcess(
                 python, ["-u", ApplicationBridgeTests.app, "hci0"],
                 environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
-            guard try await app.waitForLine(within: 60, where: { $0 == "ready" || $0.contains("failed") }) == "ready"
+            guard
+                await app.waitForLine(within: .seconds(60), where: { $0 == "ready" || $0.contains("failed") })
+                    == "ready"
             else {
-                throw HarnessError("bridge-app.py: \(app.transcript) \(await app.finish())")
+                throw HarnessError("bridge-app.py: \(app.outputText) \(await app.finish())")
             }
             func device(_ of: String, under: String) async throws -> String {
                 guard case .string(let address)? = try await client.property(of, "org.bluez.Adapter1", "Address") else {
@@ -80,7 +83,7 @@ struct ApplicationBridgeTests {
 
         /// Waits for the application to print a line satisfying `predicate`.
         func appSays(_ predicate: (String) -> Bool) async throws -> String? {
-            try await app.waitForLine(within: 60, where: predicate)
+            await app.waitForLine(within: .seconds(60), where: predicate)
         }
 
         /// The options the application saw, as it prints them, for hci1 on hci0 (the scenario's MTU).
@@ -121,14 +124,14 @@ struct ApplicationBridgeTests {
             return
         }
         #expect(reply.last?.unwrapped == .uint16(UInt16(Air.mtu)))
-        #expect(try await bench.appSays { $0 == "StartNotify pulse" } != nil, "\(bench.app.transcript)")
+        #expect(try await bench.appSays { $0 == "StartNotify pulse" } != nil, "\(bench.app.outputText)")
         let first = await Self.receive(fd)
         let second = await Self.receive(fd)
         #expect(
             first?.count == 1 && second?.count == 1 && first != second,
             "\(String(describing: first)) \(String(describing: second))")
         close(fd)
-        #expect(try await bench.appSays { $0 == "StopNotify pulse" } != nil, "\(bench.app.transcript)")
+        #expect(try await bench.appSays { $0 == "StopNotify pulse" } != nil, "\(bench.app.outputText)")
         _ = bench.sim
     }
 
@@ -141,14 +144,14 @@ struct ApplicationBridgeTests {
         let stream = try await bench.characteristic(Self.uuid(3))
         _ = try await bench.client.call(stream, BlueZClient.characteristic, "StartNotify")
         let expected = "AcquireNotify stream \(bench.options)"
-        #expect(try await bench.appSays { $0.hasPrefix("AcquireNotify stream") } == expected, "\(bench.app.transcript)")
+        #expect(try await bench.appSays { $0.hasPrefix("AcquireNotify stream") } == expected, "\(bench.app.outputText)")
         #expect(
             await bench.client.log.wait(until: { messages in
                 BlueZClient.values(messages, stream).filter { $0.first == 0x10 }.count >= 2
             }))
-        #expect(!bench.app.transcript.contains("StartNotify stream"))
+        #expect(!bench.app.outputText.contains("StartNotify stream"))
         _ = try await bench.client.call(stream, BlueZClient.characteristic, "StopNotify")
-        #expect(try await bench.appSays { $0 == "stream socket closed" } != nil, "\(bench.app.transcript)")
+        #expect(try await bench.appSays { $0 == "stream socket closed" } != nil, "\(bench.app.outputText)")
         _ = bench.sim
     }
 
@@ -177,9 +180,9 @@ struct ApplicationBridgeTests {
         try await bench.client.write(sink, [0x56], type: "command")
         #expect(try await bench.appSays { $0.hasPrefix("AcquireWrite sink") } == "AcquireWrite sink \(bench.options)")
         #expect(try await bench.appSays { $0.hasPrefix("sink got") } == "sink got 55")
-        #expect(try await bench.appSays { $0.hasPrefix("sink got") } == "sink got 56", "\(bench.app.transcript)")
-        #expect(bench.app.transcript.components(separatedBy: "AcquireWrite sink").count == 2)
-        #expect(!bench.app.transcript.contains("WriteValue sink"))
+        #expect(try await bench.appSays { $0.hasPrefix("sink got") } == "sink got 56", "\(bench.app.outputText)")
+        #expect(bench.app.outputText.components(separatedBy: "AcquireWrite sink").count == 2)
+        #expect(!bench.app.outputText.contains("WriteValue sink"))
         _ = bench.sim
     }
 
@@ -193,16 +196,16 @@ struct ApplicationBridgeTests {
         let stream = try await bench.characteristic(Self.uuid(3))
         _ = try await bench.client.call(pulse, BlueZClient.characteristic, "StartNotify")
         _ = try await bench.client.call(stream, BlueZClient.characteristic, "StartNotify")
-        #expect(try await bench.appSays { $0.hasPrefix("AcquireNotify stream") } != nil, "\(bench.app.transcript)")
+        #expect(try await bench.appSays { $0.hasPrefix("AcquireNotify stream") } != nil, "\(bench.app.outputText)")
         // Packets from the application's socket arrive: blesim holds the socket.
         #expect(
             await bench.client.log.wait(until: { BlueZClient.values($0, stream).contains { $0.first == 0x10 } }))
-        #expect(bench.app.transcript.contains("StartNotify pulse"))
-        #expect(bench.app.transcript.contains("StartNotify battery"))
+        #expect(bench.app.outputText.contains("StartNotify pulse"))
+        #expect(bench.app.outputText.contains("StartNotify battery"))
         _ = try await bench.client.call(bench.peripheral, "org.bluez.Device1", "Disconnect")
         var wanted: Set<String> = ["StopNotify pulse", "stream socket closed", "StopNotify battery"]
         while !wanted.isEmpty, let line = try await bench.appSays({ wanted.contains($0) }) { wanted.remove(line) }
-        #expect(wanted.isEmpty, "\(bench.app.transcript)")
+        #expect(wanted.isEmpty, "\(bench.app.outputText)")
         _ = bench.sim
     }
 
@@ -216,14 +219,14 @@ struct ApplicationBridgeTests {
         _ = try await bench.client.call(alert, BlueZClient.characteristic, "StartNotify")
         #expect(try await bench.appSays { $0 == "StartNotify alert" } != nil)
         for _ in 0..<3 {
-            #expect(try await bench.appSays { $0 == "Confirm alert" } != nil, "\(bench.app.transcript)")
+            #expect(try await bench.appSays { $0 == "Confirm alert" } != nil, "\(bench.app.outputText)")
         }
         #expect(await bench.client.log.wait(until: { BlueZClient.values($0, alert).count >= 3 }))
         // A characteristic that notifies is never confirmed.
         let pulse = try await bench.characteristic(Self.uuid(2))
         _ = try await bench.client.call(pulse, BlueZClient.characteristic, "StartNotify")
         #expect(await bench.client.log.wait(until: { BlueZClient.values($0, pulse).count >= 3 }))
-        #expect(!bench.app.transcript.contains("Confirm pulse"))
+        #expect(!bench.app.outputText.contains("Confirm pulse"))
         _ = bench.sim
     }
 
@@ -283,7 +286,7 @@ struct ApplicationBridgeTests {
             await bench.client.log.wait(until: { Self.batteryAdded($0, peripheral)?["Percentage"] == .byte(80) }))
         // The plugin read the level, then wrote the CCC: the application's StartNotify.
         #expect(try await bench.appSays { $0 == "StartNotify battery" } != nil)
-        #expect(bench.app.transcript.contains("ReadValue battery \(bench.options)"))
+        #expect(bench.app.outputText.contains("ReadValue battery \(bench.options)"))
         #expect(await bench.client.log.wait(until: { BlueZClient.changed($0, peripheral, "Percentage", .byte(79)) }))
         // The plugin's subscription is not a D-Bus client's: Notifying stays false.
         let level = try await bench.characteristic("00002a19-0000-1000-8000-00805f9b34fb")
@@ -305,8 +308,9 @@ struct ApplicationBridgeTests {
 
     @Test("Battery1 on a scenario device: Percentage from its Battery Level; Source absent without --experimental")
     func batteryFromScenarioDevice() async throws {
-        let bus = try await PrivateBus()
-        let sim = try await Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         #expect(await client.log.wait(until: { Self.batteryAdded($0, Air.hrm) != nil }))

@@ -1,3 +1,4 @@
+import BLETesting
 import Foundation
 import Testing
 
@@ -8,7 +9,7 @@ struct BluetoothctlTests {
 
     /// Runs bluetoothctl with the private bus as its system bus; returns its output without colours.
     func run(_ bus: PrivateBus, _ arguments: [String]) async throws -> String {
-        let child = try await ChildProcess(
+        let child = try await TestProcess(
             Self.bluetoothctl, arguments, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
         let result = await child.finish()
         let text = result.output + (result.status == 0 ? "" : "\n[exit \(result.status)] " + result.errors)
@@ -38,8 +39,9 @@ struct BluetoothctlTests {
         "`bluetoothctl scan on` discovers the scenario's devices, and `devices` lists them",
         .enabled(if: requiredOrPresent(bluetoothctl)))
     func scan() async throws {
-        let bus = try await PrivateBus()
-        let sim = try await Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let scan = try await run(bus, ["--timeout", "5", "scan", "on"])
         #expect(scan.contains("Discovery started"), "\(scan)")
         #expect(scan.contains("[NEW] Device C0:00:00:00:00:0A Near-A"), "\(scan)")
@@ -58,28 +60,29 @@ struct BluetoothctlTests {
         "bluetoothctl connects, lists the GATT attributes, reads Battery Level and receives Heart Rate notifications",
         .enabled(if: requiredOrPresent(bluetoothctl)))
     func gatt() async throws {
-        let bus = try await PrivateBus()
-        let sim = try await Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let scan = try await run(bus, ["--timeout", "3", "scan", "on"])
         #expect(scan.contains("[NEW] Device C0:00:00:00:00:0C HRM-C"), "\(scan)")
-        let shell = try await ChildProcess(
+        let shell = try await TestProcess(
             Self.bluetoothctl, [], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], input: true)
         func sees(_ text: String) async throws -> Bool {
-            try await shell.waitForLine(within: 60, where: { Self.withoutColours($0).contains(text) }) != nil
+            await shell.waitForLine(within: .seconds(60), where: { Self.withoutColours($0).contains(text) }) != nil
         }
         shell.send("connect C0:00:00:00:00:0C")
-        #expect(try await sees("Connection successful"), "\(shell.transcript)")
-        #expect(try await sees("ServicesResolved: yes"), "\(shell.transcript)")
+        #expect(try await sees("Connection successful"), "\(shell.outputText)")
+        #expect(try await sees("ServicesResolved: yes"), "\(shell.outputText)")
         shell.send("menu gatt")
         shell.send("list-attributes C0:00:00:00:00:0C")
-        #expect(try await sees(HRM.batteryLevel), "\(shell.transcript)")
+        #expect(try await sees(HRM.batteryLevel), "\(shell.outputText)")
         shell.send("select-attribute " + HRM.batteryLevel)
         shell.send("read")
-        #expect(try await sees("  64 "), "\(shell.transcript)")
+        #expect(try await sees("  64 "), "\(shell.outputText)")
         shell.send("select-attribute 00002a37-0000-1000-8000-00805f9b34fb")
         shell.send("notify on")
-        #expect(try await sees("Notify started"), "\(shell.transcript)")
-        for _ in 0..<3 { #expect(try await sees("  06 4"), "\(shell.transcript)") }
+        #expect(try await sees("Notify started"), "\(shell.outputText)")
+        for _ in 0..<3 { #expect(try await sees("  06 4"), "\(shell.outputText)") }
         shell.send("quit")
         shell.closeInput()
         _ = await shell.finish()

@@ -1,3 +1,4 @@
+import BLETesting
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 @Suite("blesim's command line, as a process")
 struct CommandLineTests {
     func run(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
-        try await ChildProcess(Blesim.executable, arguments).finish()
+        try await TestProcess(BlesimProcess.executable, arguments).finish()
     }
 
     @Test("a usage error exits 64 and says what is wrong, then the usage")

@@ -1,5 +1,5 @@
+import BLETesting
 import DBus
-import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -12,8 +12,9 @@ struct RemoteGATTTests {
     @Test(
         "Connect: Connected, then the GATT objects (handle-named paths), then ServicesResolved; Disconnect in reverse")
     func connectOrder() async throws {
-        let bus = try await PrivateBus()
-        let sim = try await Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         let messages = client.log.messages
@@ -56,8 +57,9 @@ struct RemoteGATTTests {
 
     @Test("ReadValue and WriteValue: short, long (offset), reliable; errors as gatt-client.c reports them")
     func readWrite() async throws {
-        let bus = try await PrivateBus()
-        let sim = try await Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         #expect(try await client.read(HRM.batteryLevel) == [100])
@@ -92,8 +94,9 @@ struct RemoteGATTTests {
 
     @Test("StartNotify: Notifying, then a Value change per notification; StopNotify ends the client's session")
     func notifications() async throws {
-        let bus = try await PrivateBus()
-        let sim = try await Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         _ = try await client.call(HRM.measurement, BlueZClient.characteristic, "StartNotify")
@@ -113,8 +116,9 @@ struct RemoteGATTTests {
 
     @Test("AcquireNotify: a SOCK_SEQPACKET socket with the MTU delivers notifications; closing it releases")
     func acquireNotify() async throws {
-        let bus = try await PrivateBus()
-        let sim = try await Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         let reply = try await client.call(
@@ -143,8 +147,9 @@ struct RemoteGATTTests {
         "AcquireWrite: a socket with the MTU, WriteAcquired true; WriteValue meanwhile is NotPermitted \"Write acquired\"; closing releases"
     )
     func acquireWrite() async throws {
-        let bus = try await PrivateBus()
-        let sim = try await Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         let reply = try await client.call(

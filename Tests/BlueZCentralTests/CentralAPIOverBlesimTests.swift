@@ -1,10 +1,10 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Glibc
 import IO
-import TestSupport
 import Testing
 
 /// Issue 4's central API items that the fault tests do not reach, against blesim (see ``FaultRig``):

@@ -1,9 +1,9 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Synchronization
-import TestSupport
 import Testing
 
 /// Issue 4's faults, injected with blesim's org.blesim.Control1 into a CentralManager over
@@ -47,7 +47,7 @@ struct CentralFaultTests {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
             defer { sim.stop() }
-            let policy = OperationQueue.Policy(maximumAttempts: 3, initialBackoff: .milliseconds(40))
+            let policy = GATTOperationPolicy(maximumAttempts: 3, initialBackoff: .milliseconds(40))
             let central = try await rig.central(options: .init(operationPolicy: policy))
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
             let sensor = try #require(characteristics[FaultRig.bodySensor])

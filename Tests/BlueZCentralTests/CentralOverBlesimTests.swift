@@ -1,8 +1,8 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
-import TestSupport
 import Testing
 
 /// CentralManager over BlueZCentralBackend against blesim (the built binary)

@@ -1,8 +1,8 @@
 import BLE
+import BLETesting
 import DBus
 import Glibc
 import Synchronization
-import TestSupport
 
 /// The GATT side of ``FakeBlueZ``: on Device1.Connect it exports one service
 /// with one characteristic (read, write, write-without-response, notify) and

@@ -1,7 +1,7 @@
 import BLE
+import BLETesting
 import DBus
 import Glibc
-import TestSupport
 import Testing
 
 /// bleprobe-central (its `--restore-probe` mode) as a real process with state

@@ -1,9 +1,9 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Synchronization
-import TestSupport
 import Testing
 
 /// Issue 4's flow control for writes without response against blesim's link model: blesim reads

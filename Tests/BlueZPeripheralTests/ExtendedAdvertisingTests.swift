@@ -1,8 +1,8 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
-import TestSupport
 import Testing
 
 /// PeripheralManager over BlueZPeripheralBackend against blesim: legacy

@@ -1,6 +1,6 @@
+import BLETesting
 import DBus
 import Synchronization
-import TestSupport
 
 /// A stand-in for bluetoothd on a private bus: owns `org.bluez`, exports
 /// `/org/bluez/hci0` (Adapter1 powered, GattManager1, LEAdvertisingManager1)

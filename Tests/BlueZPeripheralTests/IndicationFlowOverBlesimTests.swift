@@ -1,9 +1,9 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Synchronization
-import TestSupport
 import Testing
 
 /// Issue 4's transmit-queue flow control for indications against blesim's link model: blesim

@@ -1,8 +1,8 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
-import TestSupport
 import Testing
 
 /// A PeripheralManager over BlueZPeripheralBackend, on a private bus with a

@@ -1,9 +1,9 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Glibc
-import TestSupport
 import Testing
 
 /// Issue 4's peripheral requests against blesim: a PeripheralManager over BlueZPeripheralBackend

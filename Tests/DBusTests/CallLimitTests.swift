@@ -1,6 +1,6 @@
+import BLETesting
 import DBus
 import Synchronization
-import TestSupport
 import Testing
 
 @Suite("an object server bounds the calls it serves", .timeLimit(.minutes(2)))

@@ -1,6 +1,6 @@
+import BLETesting
 import IO
 import Synchronization
-import TestSupport
 import Testing
 
 #if canImport(Glibc)

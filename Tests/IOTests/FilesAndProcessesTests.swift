@@ -1,29 +1,16 @@
+import BLETesting
 import IO
-import TestSupport
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// A fresh directory under /tmp, removed with what is in it.
-struct Scratch {
-    let path: String
-
-    init() {
-        var template = Array("/tmp/bleagent-io-XXXXXX".utf8CString)
-        _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    func remove() { removeTree(path) }
-}
-
 @Suite("regular files, atomic replacement and child processes", .timeLimit(.minutes(1)))
 struct FilesAndProcessesTests {
     @Test("a FIFO, a device and a directory are refused at once, named for what they are; a regular file is read")
     func onlyRegularFilesAreRead() throws {
-        let scratch = Scratch()
+        let scratch = TemporaryDirectory()
         defer { scratch.remove() }
         let fifo = "\(scratch.path)/fifo"
         try #require(mkfifo(fifo, 0o600) == 0)

@@ -1,3 +1,4 @@
+import BLETesting
 import PaymentTerminalProfile
 import PaymentTerminalScanner
 import Testing
@@ -130,7 +131,7 @@ struct LaneWorld {
         ])
         var world = LaneWorld(
             generator: generator, terminal: VirtualTerminal(config: config),
-            path: temporaryDirectory() + "/journal", dropChance: Double(seed % 4) * 0.1)
+            path: TemporaryDirectory("pos-journal").path + "/journal", dropChance: Double(seed % 4) * 0.1)
         let payments = (0..<Int.random(in: 1...5, using: &world.generator)).map { index in
             request(
                 UInt64.random(in: 1...9000, using: &world.generator), "ORD-\(seed)-\(index)", using: &world.generator)

@@ -1,3 +1,4 @@
+import BLETesting
 import PaymentTerminalProfile
 import PaymentTerminalScanner
 import Testing
@@ -17,7 +18,7 @@ import Testing
 
     @Test func recordsRoundTripThroughTheFile() async throws {
         var generator = SplitMix(seed: 11)
-        let path = temporaryDirectory() + "/journal"
+        let path = TemporaryDirectory("pos-journal").path + "/journal"
         let records = sampleRecords(&generator)
         let (journal, contents) = try await PaymentJournal.open(path: path)
         #expect(contents.records.isEmpty)
@@ -32,7 +33,7 @@ import Testing
     @Test func aTornLastRecordIsIgnoredAtEveryCutPointAndNothingEarlierIsLost() async throws {
         var generator = SplitMix(seed: 12)
         let records = sampleRecords(&generator)
-        let directory = temporaryDirectory()
+        let directory = TemporaryDirectory("pos-journal").path
         let whole = records.flatMap(\.line)
         let lastLength = records.last!.line.count
         for cut in 1..<lastLength {
@@ -56,13 +57,13 @@ import Testing
         var bytes = records.flatMap(\.line)
         let secondLine = records[0].line.count + 12
         bytes[secondLine] ^= 0x01
-        let path = temporaryDirectory() + "/journal"
+        let path = TemporaryDirectory("pos-journal").path + "/journal"
         appendRaw(bytes, to: path)
         #expect(throws: JournalError.corruptRecord(path: path, line: 2)) { try PaymentJournal.read(path: path) }
         // A damaged complete last line (a torn write on power loss) is still a tail.
         var tail = records.flatMap(\.line)
         tail[tail.count - 5] ^= 0x01
-        let tailPath = temporaryDirectory() + "/journal"
+        let tailPath = TemporaryDirectory("pos-journal").path + "/journal"
         appendRaw(tail, to: tailPath)
         #expect(try PaymentJournal.read(path: tailPath).records == Array(records.dropLast()))
     }
@@ -70,7 +71,7 @@ import Testing
     @Test func compactionKeepsEveryPaymentsState() async throws {
         var generator = SplitMix(seed: 14)
         let records = sampleRecords(&generator)
-        let path = temporaryDirectory() + "/journal"
+        let path = TemporaryDirectory("pos-journal").path + "/journal"
         let (journal, _) = try await PaymentJournal.open(path: path)
         for record in records { try await journal.append(record) }
         try await journal.append(.sent(records[3].transactionID, attempt: 1))

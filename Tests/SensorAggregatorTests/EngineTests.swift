@@ -1,3 +1,4 @@
+import BLETesting
 import GATT
 import RoleKit
 import SensorAggregator

@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import SensorAggregator
-import TestSupport
 import Testing
 
 @Suite struct IngestSocketTests {

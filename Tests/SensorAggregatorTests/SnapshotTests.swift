@@ -1,3 +1,4 @@
+import BLETesting
 import RoleKit
 import SensorAggregator
 import Testing

@@ -28,7 +28,7 @@ extension CentralManager {
                     synced.append(path)
                 }
                 let adapters = state.mirror.adapters.map {
-                    ManagerStateMachine.Adapter(path: $0.path, powered: $0.powered)
+                    AdapterStatus(path: $0.path, powered: $0.powered)
                 }
                 stateChange = state.machine.apply(.treeLoaded(adapters))
             case .delta(let delta, let serial):

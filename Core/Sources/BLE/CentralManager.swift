@@ -14,7 +14,7 @@ public final class CentralManager: Sendable {
         /// The adapter to use (`/org/bluez/hci0`); nil for the first.
         public var adapter: String?
         /// Timing of GATT operations.
-        public var operationPolicy: OperationQueue.Policy
+        public var operationPolicy: GATTOperationPolicy
         /// Bounds of the mirrored tree.
         public var mirrorLimits: ObjectTreeMirror.Limits
         /// How long connect and service discovery may take.
@@ -28,7 +28,7 @@ public final class CentralManager: Sendable {
 
         /// Options; defaults as documented on each type.
         public init(
-            adapter: String? = nil, operationPolicy: OperationQueue.Policy = .init(),
+            adapter: String? = nil, operationPolicy: GATTOperationPolicy = .init(),
             mirrorLimits: ObjectTreeMirror.Limits = .init(), connectTimeout: Duration = .seconds(30),
             restoration: RestorationStore? = nil, reconnectPolicy: ReconnectPolicy = .init()
         ) {

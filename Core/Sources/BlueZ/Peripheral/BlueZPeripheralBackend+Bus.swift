@@ -66,13 +66,13 @@ extension BlueZPeripheralBackend {
                 destination: owner, path: .root, interface: "org.freedesktop.DBus.ObjectManager",
                 member: "GetManagedObjects")
             let objects = try reply.arguments().first?.dictionaryEntries ?? []
-            var adapters: [ManagerStateMachine.Adapter] = []
+            var adapters: [AdapterStatus] = []
             for entry in objects {
                 guard let path = entry.key.stringValue, let adapter = entry.value["org.bluez.Adapter1"] else {
                     continue
                 }
                 adapters.append(
-                    ManagerStateMachine.Adapter(path: path, powered: adapter["Powered"]?.boolValue ?? false))
+                    AdapterStatus(path: path, powered: adapter["Powered"]?.boolValue ?? false))
                 if let address = adapter["Address"]?.stringValue {
                     state.withLock { $0.adapterAddresses[path] = address }
                 }

@@ -1,9 +1,10 @@
-import BLE
 import Testing
 
+@testable import BLE
+
 @Suite struct ManagerStateMachineTests {
-    let hci0On = ManagerStateMachine.Adapter(path: "/org/bluez/hci0", powered: true)
-    let hci0Off = ManagerStateMachine.Adapter(path: "/org/bluez/hci0", powered: false)
+    let hci0On = AdapterStatus(path: "/org/bluez/hci0", powered: true)
+    let hci0Off = AdapterStatus(path: "/org/bluez/hci0", powered: false)
 
     @Test func startsUnknownAndIsPoweredOnOnlyOnceTheTreeShowsAPoweredAdapter() {
         var machine = ManagerStateMachine()

@@ -1,8 +1,9 @@
-import BLE
 import Testing
 
+@testable import BLE
+
 @Suite struct OperationQueueTests {
-    let policy = OperationQueue.Policy(
+    let policy = GATTOperationPolicy(
         timeout: .seconds(10), maximumAttempts: 3, initialBackoff: .milliseconds(100),
         maximumBackoff: .milliseconds(150))
     let t0 = BLEInstant.zero
@@ -88,7 +89,7 @@ import Testing
     }
 
     @Test func backoffDoublesUpToTheMaximum() {
-        let policy = OperationQueue.Policy(initialBackoff: .milliseconds(50), maximumBackoff: .seconds(1))
+        let policy = GATTOperationPolicy(initialBackoff: .milliseconds(50), maximumBackoff: .seconds(1))
         #expect(policy.backoff(afterAttempt: 1) == .milliseconds(50))
         #expect(policy.backoff(afterAttempt: 2) == .milliseconds(100))
         #expect(policy.backoff(afterAttempt: 3) == .milliseconds(200))

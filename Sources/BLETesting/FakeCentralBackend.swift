@@ -1,10 +1,12 @@
 import BLE
 import Synchronization
 
-/// A scripted ``CentralBackend``: the test feeds events and decides how each
-/// GATT call ends; every call is recorded and announced on ``calls``.
-final class FakeCentralBackend: CentralBackend {
-    enum Call: Hashable, Sendable {
+/// A scripted ``CentralBackend``: the test feeds events (``send(_:)``) as bluetoothd would and decides how each
+/// GATT call ends (``answers``, or parked until ``finish(_:with:)``); every call is recorded and announced on
+/// ``calls``. A plugin's central logic is tested over it without a bus, a simulator or a process.
+public final class FakeCentralBackend: CentralBackend {
+    /// A call the manager made, with the object path it named.
+    public enum Call: Hashable, Sendable {
         case requestSnapshot
         case refresh(String)
         case setDiscoveryFilter(DiscoveryFilter)
@@ -18,28 +20,33 @@ final class FakeCentralBackend: CentralBackend {
         case stopNotify(String)
     }
 
-    let events: AsyncStream<CentralBackendEvent>
+    /// What the manager reads: the events ``send(_:)`` gives.
+    public let events: AsyncStream<CentralBackendEvent>
     private let sink: AsyncStream<CentralBackendEvent>.Continuation
-    let calls: AsyncStream<Call>
+    /// Every call, in order, as it is made.
+    public let calls: AsyncStream<Call>
     private let callSink: AsyncStream<Call>.Continuation
     private let state = Mutex<
         (log: [Call], parked: [Int: CheckedContinuation<Result<[UInt8], BLEError>, Never>], next: Int)
     >(
         ([], [:], 0))
     /// How reads and writes end: nil parks the call until ``finish(_:with:)``.
-    let answers = Mutex<[Result<[UInt8], BLEError>]>([])
+    public let answers = Mutex<[Result<[UInt8], BLEError>]>([])
 
-    init() {
+    /// A backend with no events and no answers scripted yet.
+    public init() {
         (events, sink) = AsyncStream.makeStream()
         (calls, callSink) = AsyncStream.makeStream()
     }
 
-    var log: [Call] { state.withLock { $0.log } }
+    /// Every call so far, in order.
+    public var log: [Call] { state.withLock { $0.log } }
 
-    func send(_ event: CentralBackendEvent) { sink.yield(event) }
+    /// Gives the manager `event`, as bluetoothd would.
+    public func send(_ event: CentralBackendEvent) { sink.yield(event) }
 
     /// Resumes the parked call number `index` (0-based among parked calls).
-    func finish(_ index: Int, with result: Result<[UInt8], BLEError>) {
+    public func finish(_ index: Int, with result: Result<[UInt8], BLEError>) {
         let continuation = state.withLock { $0.parked.removeValue(forKey: index) }
         continuation?.resume(returning: result)
     }
@@ -64,53 +71,58 @@ final class FakeCentralBackend: CentralBackend {
 
     /// What GetManagedObjects answers; nil: it fails (the manager then goes by
     /// the signals alone).
-    let snapshotReply = Mutex<ObjectTreeSnapshot?>(nil)
+    public let snapshotReply = Mutex<ObjectTreeSnapshot?>(nil)
 
-    func requestSnapshot() async throws(BLEError) {
+    /// Records ``Call/requestSnapshot`` and sends ``snapshotReply`` (or fails without one).
+    public func requestSnapshot() async throws(BLEError) {
         record(.requestSnapshot)
         guard let tree = snapshotReply.withLock({ $0 }) else {
             throw BLEError(.failed, message: "no snapshot scripted")
         }
         send(.snapshot(tree, serial: nil))
     }
-    func refresh(path: String, interface: String) async throws(BLEError) { record(.refresh(path)) }
-    func setDiscoveryFilter(adapter: String, _ filter: DiscoveryFilter) async throws(BLEError) {
+    /// The remaining calls are recorded; reads and writes end as ``answers`` says.
+    public func refresh(path: String, interface: String) async throws(BLEError) { record(.refresh(path)) }
+    public func setDiscoveryFilter(adapter: String, _ filter: DiscoveryFilter) async throws(BLEError) {
         record(.setDiscoveryFilter(filter))
     }
-    func startDiscovery(adapter: String) async throws(BLEError) { record(.startDiscovery) }
-    func stopDiscovery(adapter: String) async throws(BLEError) { record(.stopDiscovery) }
-    func connect(device: String) async throws(BLEError) { record(.connect(device)) }
-    func disconnect(device: String) async throws(BLEError) { record(.disconnect(device)) }
-    func readValue(attribute: String, offset: Int) async throws(BLEError) -> [UInt8] {
+    public func startDiscovery(adapter: String) async throws(BLEError) { record(.startDiscovery) }
+    public func stopDiscovery(adapter: String) async throws(BLEError) { record(.stopDiscovery) }
+    public func connect(device: String) async throws(BLEError) { record(.connect(device)) }
+    public func disconnect(device: String) async throws(BLEError) { record(.disconnect(device)) }
+    public func readValue(attribute: String, offset: Int) async throws(BLEError) -> [UInt8] {
         try await gattCall(.read(attribute))
     }
-    func writeValue(attribute: String, value: [UInt8], type: WriteType) async throws(BLEError) {
+    public func writeValue(attribute: String, value: [UInt8], type: WriteType) async throws(BLEError) {
         _ = try await gattCall(.write(attribute, value, type))
     }
     /// When true, StartNotify calls park like reads (ended by ``finish(_:with:)``).
-    let parkStartNotify = Mutex(false)
+    public let parkStartNotify = Mutex(false)
 
-    func startNotify(characteristic: String) async throws(BLEError) {
+    public func startNotify(characteristic: String) async throws(BLEError) {
         if parkStartNotify.withLock({ $0 }) {
             _ = try await gattCall(.startNotify(characteristic))
         } else {
             record(.startNotify(characteristic))
         }
     }
-    func stopNotify(characteristic: String) async throws(BLEError) { record(.stopNotify(characteristic)) }
+    public func stopNotify(characteristic: String) async throws(BLEError) { record(.stopNotify(characteristic)) }
 }
 
-/// A small BlueZ tree: adapter hci0 with one heart-rate sensor.
-enum FakeTree {
-    static let adapter = "/org/bluez/hci0"
-    static let device = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"
-    static let service = device + "/service000a"
-    static let measurement = service + "/char000b"
-    static let bodySensor = service + "/char000e"
-    static let identifier = PeripheralIdentifier(
+/// A small BlueZ tree for ``FakeCentralBackend``: adapter hci0 with one heart-rate sensor.
+public enum FakeTree {
+    public static let adapter = "/org/bluez/hci0"
+    public static let device = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"
+    public static let service = device + "/service000a"
+    public static let measurement = service + "/char000b"
+    public static let bodySensor = service + "/char000e"
+    public static let identifier = PeripheralIdentifier(
         adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
 
-    static func snapshot(powered: Bool = true, connected: Bool = false, resolved: Bool = false) -> ObjectTreeSnapshot {
+    /// The tree as GetManagedObjects answers it.
+    public static func snapshot(
+        powered: Bool = true, connected: Bool = false, resolved: Bool = false
+    ) -> ObjectTreeSnapshot {
         [
             adapter: [BlueZInterface.adapter: ["Address": .string("00:11:22:33:44:55"), "Powered": .bool(powered)]],
             device: [
@@ -142,7 +154,8 @@ enum FakeTree {
         ]
     }
 
-    static func deviceChanged(_ changed: PropertyMap) -> CentralBackendEvent {
+    /// A PropertiesChanged of the sensor's Device1.
+    public static func deviceChanged(_ changed: PropertyMap) -> CentralBackendEvent {
         .delta(
             .propertiesChanged(path: device, interface: BlueZInterface.device, changed: changed, invalidated: []),
             serial: nil)

@@ -91,21 +91,3 @@ public final class DatagramListener: Sendable {
         return text
     }
 }
-
-/// Removes `path` and everything below it (a test's temporary directory); errors are ignored.
-public func removeTree(_ path: String) {
-    var status = stat()
-    guard lstat(path, &status) == 0 else { return }
-    if status.st_mode & S_IFMT == S_IFDIR, let directory = opendir(path) {
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { removeTree("\(path)/\(name)") }
-        }
-        closedir(directory)
-        rmdir(path)
-    } else {
-        unlink(path)
-    }
-}

@@ -1,6 +1,7 @@
-import BLE
 import GATT
 import Testing
+
+@testable import BLE
 
 @Suite struct DiscoverySessionTests {
     let heartRate = BluetoothUUID.heartRate

@@ -5,9 +5,12 @@ import Testing
 
 /// A private `dbus-daemon` for one test: a session-type bus listening in a fresh temporary directory, with the
 /// `org.freedesktop.DBus.Debug.Stats` interface reachable. The daemon prints its address once it listens; `start()`
-/// awaits that line (an event, not a delay) and `stop()` kills the daemon (the shared loop reaps it).
+/// awaits that line (an event, not a delay) and `stop()` kills the daemon (the shared loop reaps it), as does
+/// dropping the bus.
 public final class PrivateBus: Sendable {
+    /// The bus's address (`unix:path=...`), for `DBUS_SYSTEM_BUS_ADDRESS` or ``connect()``.
     public let address: String
+    /// A fresh directory of this bus's own (its socket is in it), removed by ``stop()``.
     public let directory: String
     private let daemon: ChildProcess
 
@@ -17,7 +20,10 @@ public final class PrivateBus: Sendable {
         self.daemon = daemon
     }
 
+    /// Something a test needed could not be set up (a daemon or blesim did not start).
     public enum Failure: Error { case setup(String) }
+
+    deinit { stop() }
 
     /// Starts a bus; `policy` is appended to the default policy (later rules win), for tests of
     /// a bus that refuses something, such as `<deny send_destination="org.bluez"/>`.
@@ -63,6 +69,7 @@ public final class PrivateBus: Sendable {
         removeTree(directory)
     }
 
+    /// A new connection to the bus.
     public func connect() async throws -> DBusConnection {
         try await DBusConnection.connect(address: address)
     }
