@@ -31,20 +31,22 @@ struct CallLimitTests {
                         ])
                 ])
             let destination = server.uniqueName
-            let calls = (0..<20).map { _ in
-                Task {
-                    do {
-                        _ = try await client.call(
-                            destination: destination, path: Fixture.path, interface: Fixture.interface,
-                            member: "Hold")
-                        outcomes.append("served")
-                    } catch let error as DBusError {
-                        outcomes.append(error.name.rawValue)
-                    } catch {
-                        outcomes.append("\(error)")
-                    }
+            let call: @Sendable () async -> Void = {
+                do {
+                    _ = try await client.call(
+                        destination: destination, path: Fixture.path, interface: Fixture.interface, member: "Hold")
+                    outcomes.append("served")
+                } catch let error as DBusError {
+                    outcomes.append(error.name.rawValue)
+                } catch {
+                    outcomes.append("\(error)")
                 }
             }
+            // Four calls take the four slots; only once their handlers run do the next sixteen arrive (however
+            // slowly the serving task gets a thread): eight wait, eight are refused.
+            var calls = (0..<4).map { _ in Task { await call() } }
+            await handlers.entries.wait(for: 4)
+            calls += (0..<16).map { _ in Task { await call() } }
             // Nothing is served while the gate is shut: the first outcomes are the refusals.
             await outcomes.wait(for: 8)
             #expect(outcomes.values == Array(repeating: DBusError.Name.limitsExceeded.rawValue, count: 8))
