@@ -25,28 +25,26 @@ extension FileDescriptor {
 
     /// `send(2)` with `MSG_NOSIGNAL` (and `MSG_DONTWAIT`): a gone peer is `EPIPE`, never `SIGPIPE`.
     public func send(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Transfer {
-        while true {
-            let sent = Glibc.send(rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            if sent >= 0 { return .done(sent) }
-            let code = Errno.current
-            switch code {
-            case .interrupted: continue
-            case .wouldBlock: return .wouldBlock
-            default: throw SystemError("send", errno: code)
-            }
+        try Self.transfer("send") {
+            Glibc.send(rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
         }
     }
 
     /// `recv(2)` with `MSG_DONTWAIT`; `.done(0)` is the end of the stream.
     public func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Transfer {
+        try Self.transfer("recv") { recv(rawValue, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT)) }
+    }
+
+    /// Runs a non-blocking `call` again after EINTR: its count, `.wouldBlock` for EAGAIN, else the error.
+    private static func transfer(_ operation: String, _ call: () -> Int) throws(SystemError) -> Transfer {
         while true {
-            let count = recv(rawValue, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+            let count = call()
             if count >= 0 { return .done(count) }
             let code = Errno.current
             switch code {
             case .interrupted: continue
             case .wouldBlock: return .wouldBlock
-            default: throw SystemError("recv", errno: code)
+            default: throw SystemError(operation, errno: code)
             }
         }
     }
