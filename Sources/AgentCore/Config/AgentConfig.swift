@@ -104,6 +104,8 @@ public struct AgentConfig: Sendable, Hashable {
     public var sim: Sim
     /// The settings of each configured role; always holds ``role``.
     public var roles: [Role: RoleSettings]
+    /// The MQTT fleet settings; nil when the config has no `fleet` section.
+    public var fleet: Fleet?
 
     /// The settings of the role to run.
     public var selectedRole: RoleSettings? { roles[role] }
@@ -153,9 +155,10 @@ extension AgentConfig {
         let pluginDirectory = top.nonEmptyString("pluginDirectory").map { FilePath.absolute($0, relativeTo: directory) }
         let roles = Self.readRoles(&top, selected: role)
         let sim = Self.readSim(&top, directory: directory, control: control)
+        let fleet = Self.readFleet(&top, directory: directory)
         top.finish()
         issues += top.issues
-        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim else {
+        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim, let fleet else {
             throw ConfigError(file: reportedAs ?? file, issues: issues)
         }
         self.file = file
@@ -168,6 +171,7 @@ extension AgentConfig {
         self.pluginDirectory = pluginDirectory ?? "/usr/lib/bleagent/plugins"
         self.roles = roles
         self.sim = sim
+        self.fleet = fleet
     }
 
     private static func readSim(_ top: inout ConfigReader, directory: String, control: Control?) -> Sim? {
