@@ -97,7 +97,7 @@ let package = Package(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "FleetTests", dependencies: [core, "AgentCore", "ControlProtocol", "Fleet", "TestSupport"],
+            name: "FleetTests", dependencies: [core, "AgentCore", "ControlProtocol", "Fleet"],
             swiftSettings: strict),
         .testTarget(
             name: "BlectlTests",

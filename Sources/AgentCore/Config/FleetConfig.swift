@@ -45,6 +45,9 @@ extension AgentConfig {
             public var certificateFile: String?
             /// The client certificate's private key.
             public var keyFile: String?
+
+            /// The defaults.
+            public init() {}
         }
 
         /// The QoS of each stream (0, 1 or 2; durable records at least 1).
@@ -59,6 +62,9 @@ extension AgentConfig {
             public var sensors = 0
             /// RPC replies and `<prefix>/config/result`.
             public var replies = 1
+
+            /// The defaults.
+            public init() {}
         }
 
         /// The event stream's settings.
@@ -69,6 +75,9 @@ extension AgentConfig {
             public var queueLimit = 1024
             /// `discovered` events are summarised at most once per this many seconds.
             public var discoverySeconds = 10
+
+            /// The defaults.
+            public init() {}
         }
 
         /// The durable outbox's bounds.
@@ -77,6 +86,9 @@ extension AgentConfig {
             public var maxRecords = 10_000
             /// Bytes of waiting records at most.
             public var maxBytes = 16 << 20
+
+            /// The defaults.
+            public init() {}
         }
 
         /// Home Assistant MQTT discovery.
@@ -85,6 +97,9 @@ extension AgentConfig {
             public var enabled = false
             /// Home Assistant's discovery prefix.
             public var discoveryPrefix = "homeassistant"
+
+            /// The defaults.
+            public init() {}
         }
 
         /// The broker.
@@ -413,6 +428,12 @@ public struct FleetCredentials: Sendable, Hashable {
     public var username: String
     /// The MQTT password (may be empty).
     public var password: String
+
+    /// Credentials.
+    public init(username: String, password: String) {
+        self.username = username
+        self.password = password
+    }
 
     /// Reads and checks the file (blocking: call it where blocking is allowed).
     public static func read(_ path: String) throws(FleetFileError) -> FleetCredentials {

@@ -29,7 +29,7 @@ struct ConfigPush: Sendable {
     let configPath: String
 
     /// Validates `payload` against the config file's location (relative paths
-    /// resolve as they would in the file). Pure.
+    /// resolve as they would in the file). No I/O but the checks of the files it names.
     func validate(_ payload: [UInt8]) -> Validation {
         guard payload.count <= Self.maxBytes else {
             return .invalid([ConfigIssue(path: "", message: "the pushed config is longer than \(Self.maxBytes) bytes")])
@@ -40,16 +40,18 @@ struct ConfigPush: Sendable {
         } catch {
             return .invalid([ConfigIssue(path: "", message: "not valid JSON: \(error)")])
         }
-        let config: AgentConfig
+        var issues: [ConfigIssue] = []
+        var config: AgentConfig?
         do {
             config = try AgentConfig(json: json, file: configPath, reportedAs: configPath)
         } catch {
-            return .invalid(error.issues)
+            issues = error.issues
         }
-        guard config.fleet != nil else {
+        if json["fleet"] == nil {
             let message = "a pushed config must keep a fleet section (without it the node would leave the fleet)"
-            return .invalid([ConfigIssue(path: "fleet", message: message)])
+            issues.append(ConfigIssue(path: "fleet", message: message))
         }
+        guard issues.isEmpty, let config else { return .invalid(issues) }
         return .valid(config)
     }
 
