@@ -328,7 +328,8 @@ final class FleetService: Sendable {
     private func discovery(role: String? = nil) -> HomeAssistantDiscovery {
         HomeAssistantDiscovery(
             discoveryPrefix: settings.homeAssistant.discoveryPrefix, node: settings.node, topics: topics,
-            softwareVersion: Agent.version, role: role ?? agent.config.role.rawValue)
+            softwareVersion: Agent.version, role: role ?? agent.config.role.rawValue,
+            nodeTopicLevel: settings.homeAssistant.nodeTopicLevel)
     }
 
     private func publishDiscoveryConfigs(_ sensors: [FleetSensor], role: String? = nil) {

@@ -27,7 +27,9 @@ final class MosquittoBroker {
     /// The arguments that point a mosquitto client at the Unix socket.
     var clientArguments: [String] { ["--unix", socketPath] }
 
-    /// Starts a broker; `extra` is appended to its config (it may name files in `directory`, written by `prepare`).
+    /// Starts a broker; `extra` is appended to its config and `tcpListener`
+    /// (the settings of a TCP listener) follows a `listener` line; in both,
+    /// `$DIR` stands for `directory`, where `prepare` may write files first.
     init(extra: String = "", tcpListener: String? = nil, prepare: (String) throws -> Void = { _ in }) throws {
         directory = makeTemporaryDirectory()
         try prepare(directory)
@@ -46,6 +48,7 @@ final class MosquittoBroker {
         if geteuid() == 0 { config += "user root\n" }
         if let port, let tcpListener { config += "listener \(port) 127.0.0.1\n\(tcpListener)\n" }
         config += extra.isEmpty ? "allow_anonymous true\n" : extra + "\n"
+        config = config.replacing("$DIR", with: directory)
         self.extra = extra
         writeFile("\(directory)/mosquitto.conf", config)
         try start()
@@ -146,6 +149,21 @@ func nextMessage(from child: Child, topic: String, where accept: (JSON) -> Bool 
         return accept(json)
     }
     return line.flatMap { try? JSON(parsing: Array($0.utf8.dropFirst(topic.utf8.count + 1))) }
+}
+
+/// The payloads of the first messages on each of `topics`, in whatever order they come.
+func messages(from child: Child, topics: Set<String>) -> [String: JSON] {
+    var found: [String: JSON] = [:]
+    while found.count < topics.count {
+        guard
+            let line = child.waitForStdoutLine(where: { line in
+                topics.contains { line.hasPrefix($0 + " ") && found[$0] == nil }
+            })
+        else { break }
+        let topic = String(line.prefix { $0 != " " })
+        found[topic] = try? JSON(parsing: Array(line.utf8.dropFirst(topic.utf8.count + 1)))
+    }
+    return found
 }
 
 /// A fleet section for an agent on `broker`.

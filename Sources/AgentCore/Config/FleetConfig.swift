@@ -97,6 +97,10 @@ extension AgentConfig {
             public var enabled = false
             /// Home Assistant's discovery prefix.
             public var discoveryPrefix = "homeassistant"
+            /// Discovery topics with the node as a level of its own
+            /// (`<prefix>/sensor/<node>/<id>/config`), which a broker ACL can
+            /// confine to the node; otherwise `<prefix>/sensor/<node>_<id>/config`.
+            public var nodeTopicLevel = false
 
             /// The defaults.
             public init() {}
@@ -287,6 +291,13 @@ extension AgentConfig {
                 settings.enabled = flag
             } else {
                 reader.issue("enabled", "expected a boolean, found \(kindName(of: enabled))")
+            }
+        }
+        if let level = reader.value("nodeTopicLevel", required: false) {
+            if let flag = level.boolValue {
+                settings.nodeTopicLevel = flag
+            } else {
+                reader.issue("nodeTopicLevel", "expected a boolean, found \(kindName(of: level))")
             }
         }
         if let prefix = reader.nonEmptyString("discoveryPrefix") {

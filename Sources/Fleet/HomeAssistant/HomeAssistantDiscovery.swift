@@ -2,7 +2,8 @@ import JSON
 import RoleKit
 
 /// Home Assistant MQTT discovery for a node's sensors: one retained config
-/// per sensor at `<discovery prefix>/sensor/<node>_<id>/config`, in the
+/// per sensor at `<discovery prefix>/sensor/<node>_<id>/config` (or
+/// `.../sensor/<node>/<node>_<id>/config`, which an ACL can confine), in the
 /// fields of Home Assistant's MQTT sensor (state topic, device class, state
 /// class, unit, availability, device). The state is read from the reading's
 /// JSON (`{"value": 21.5, "time": ...}`) and availability from the node's
@@ -18,17 +19,26 @@ struct HomeAssistantDiscovery: Sendable, Hashable {
     var softwareVersion: String
     /// The role the node runs (in the device's model).
     var role: String
+    /// Whether the node is a topic level of its own (`sensor/<node>/<id>/config`).
+    var nodeTopicLevel = false
 
     /// The object id: `<node>_<sensor>` with anything outside `A-Z a-z 0-9 _ -` made `_`.
-    func objectID(_ sensor: String) -> String {
+    func objectID(_ sensor: String) -> String { Self.topicSafe("\(node)_\(sensor)") }
+
+    /// `text` with anything outside Home Assistant's `A-Z a-z 0-9 _ -` made `_`.
+    static func topicSafe(_ text: String) -> String {
         String(
-            "\(node)_\(sensor)".map { character -> Character in
+            text.map { character -> Character in
                 character.isASCII && (character.isLetter || character.isNumber || character == "-") ? character : "_"
             })
     }
 
     /// Where the sensor's config goes.
-    func configTopic(_ sensor: String) -> String { "\(discoveryPrefix)/sensor/\(objectID(sensor))/config" }
+    func configTopic(_ sensor: String) -> String {
+        nodeTopicLevel
+            ? "\(discoveryPrefix)/sensor/\(Self.topicSafe(node))/\(objectID(sensor))/config"
+            : "\(discoveryPrefix)/sensor/\(objectID(sensor))/config"
+    }
 
     /// The sensor's discovery config.
     func config(for sensor: FleetSensor) -> JSON {
