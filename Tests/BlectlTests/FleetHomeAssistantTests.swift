@@ -83,9 +83,9 @@ struct FleetHomeAssistantTests {
     )
     func discoveryFollowsSchema() throws {
         #expect(Self.schema != .null, "the schema fixture is readable")
-        // The check itself: a misspelt field, a wrong type, a unit the device class lacks, a bad topic.
+        // The check itself: a bad topic, a wrong type, a misspelt field, a unit the device class lacks, no identifiers.
         let wrong: JSON = ["state_topic": 1, "unit_of_measure": "C", "device_class": "temperature", "device": [:]]
-        #expect(Self.violations(topic: "homeassistant/sensor/a b/config", wrong).count == 4)
+        #expect(Self.violations(topic: "homeassistant/sensor/a b/config", wrong).count == 5)
         let broker = try MosquittoBroker()
         let fleet = fleetSection(broker: broker, node: "gw-ha", extra: #""homeAssistant": { "enabled": true }"#)
         let agent = try RunningAgent(config: try Self.aggregatorConfig(fleet: fleet))
