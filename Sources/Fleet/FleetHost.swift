@@ -1,6 +1,6 @@
 import AgentCore
-import Glibc
 import ControlProtocol
+import Glibc
 import JSON
 import RoleKit
 import Synchronization

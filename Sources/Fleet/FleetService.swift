@@ -85,7 +85,9 @@ final class FleetService: Sendable {
                 disconnected: { [weak self] reason in self?.disconnected(reason) },
                 acknowledged: { [weak self] mid, refusal in self?.acknowledged(mid, refusal) },
                 message: { [weak self] message in self?.received(message) },
-                subscriptionRefused: { [weak self] topic in self?.note("the broker refused the subscription to \(topic)") },
+                subscriptionRefused: { [weak self] topic in
+                    self?.note("the broker refused the subscription to \(topic)")
+                },
                 drained: { [weak self] in self?.pump() }))
         connection.withLock { $0 = mqtt }
         let token = bus.observe { [weak self] event in self?.observe(event) }
@@ -205,20 +207,20 @@ final class FleetService: Sendable {
             }
         }
         while !mqtt.isBacklogged {
-            let next = state.withLock { state -> (String, [UInt8], Int)? in
-                if let event = state.events.pop() {
-                    state.eventsPublished += 1
-                    return (event.topic, event.payload, settings.qos.events)
-                }
+            let next = state.withLock { state -> (String, [UInt8], Int, isEvent: Bool)? in
+                if let event = state.events.pop() { return (event.topic, event.payload, settings.qos.events, true) }
                 if let reading = state.readings.pop() {
-                    state.readingsPublished += 1
                     let payload = HomeAssistantDiscovery.reading(value: reading.value, time: reading.time)
-                    return (topics.sensor(reading.sensor), Self.bytes(payload), settings.qos.sensors)
+                    return (topics.sensor(reading.sensor), Self.bytes(payload), settings.qos.sensors, false)
                 }
                 return nil
             }
-            guard let (topic, payload, qos) = next else { return }
+            guard let (topic, payload, qos, isEvent) = next else { return }
+            // Not taken (the connection just went): lost like any message of these streams, not counted as sent.
             guard mqtt.publish(topic: topic, payload: payload, qos: qos, retain: false) != nil else { return }
+            state.withLock { state in
+                if isEvent { state.eventsPublished += 1 } else { state.readingsPublished += 1 }
+            }
         }
     }
 

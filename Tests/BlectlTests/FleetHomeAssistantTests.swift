@@ -37,7 +37,8 @@ struct FleetHomeAssistantTests {
         if let deviceClass = object["device_class"]?.stringValue {
             let units = schema["deviceClassUnits"]?[deviceClass]?.arrayValue ?? []
             if !units.contains(object["unit_of_measurement"] ?? .null) {
-                problems.append("unit \(object["unit_of_measurement"] ?? .null) is not one of \(deviceClass)'s: \(units)")
+                problems.append(
+                    "unit \(object["unit_of_measurement"] ?? .null) is not one of \(deviceClass)'s: \(units)")
             }
         }
         return problems
@@ -118,11 +119,9 @@ struct FleetHomeAssistantTests {
         let room = try #require(nextMessage(from: readings, topic: "bleagent/gw-ha/sensors/room"))
         let value = try #require(Self.render(seen["room"]?["value_template"]?.stringValue, room)?.doubleValue)
         #expect((15.0...30.0).contains(value), "the simulated room temperature: \(value)")
-        let listed = try JSON(parsing: try blectl(["--socket", agent.socketPath, "--json", "call", "sensors.readings"]).stdout)
+        let listed = try JSON(
+            parsing: try blectl(["--socket", agent.socketPath, "--json", "call", "sensors.readings"]).stdout)
         #expect(listed["sensors"]?.arrayValue?.count == 4)
-        for child in [status, configs, readings] {
-            kill(child.pid, SIGTERM)
-            _ = child.finish()
-        }
+        terminate(status, configs, readings)
     }
 }

@@ -35,7 +35,8 @@ struct FleetPaymentCrashTests {
         // the consumer's and the broker's restarts; then the consumer that prints them.
         let session = ["-c", "-i", "back-office", "-q", "1", "-t", Self.topic]
         _ = try Child(MosquittoTools.subscribe, broker.clientArguments + session + ["-E"]).finish()
-        let consumer = try Child("/usr/bin/stdbuf", ["-oL", MosquittoTools.subscribe] + broker.clientArguments + session)
+        let consumer = try Child(
+            "/usr/bin/stdbuf", ["-oL", MosquittoTools.subscribe] + broker.clientArguments + session)
         let directory = makeTemporaryDirectory()
         defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
         let fleet = #""fleet": { "broker": "\#(broker.url)", "node": "lane-f" }"#
@@ -51,7 +52,8 @@ struct FleetPaymentCrashTests {
                 bench: bench, directory: directory,
                 crashAt: run.point.isHook ? "\(run.point.rawValue):\(run.reference)" : nil, fleet: fleet)
             try #require(agent.child.waitForStderr(containing: "terminal CT-1, Acme Payments"), "run \(run.index)")
-            try crashes.settleAndCheck(agent, bench: bench, done: done, context: "fleet run \(run.index) (seed \(seed))")
+            try crashes.settleAndCheck(
+                agent, bench: bench, done: done, context: "fleet run \(run.index) (seed \(seed))")
             if run.index % 4 == 3 {
                 try broker.restart()
                 brokerRestarts += 1

@@ -14,7 +14,8 @@ struct FleetProcessTests {
         let status = try broker.subscriber(["bleagent/lane-1/status"])
         let agent = try RunningAgent(config: diagnosticsConfig(fleet: fleetSection(broker: broker, node: "lane-1")))
         let socket = ["--socket", agent.socketPath]
-        let online = try #require(nextMessage(from: status, topic: "bleagent/lane-1/status") { $0["state"] == "online" })
+        let online = try #require(
+            nextMessage(from: status, topic: "bleagent/lane-1/status") { $0["state"] == "online" })
         #expect(online["node"] == "lane-1")
         #expect(online["agent"]?["agent"] == "bleagent")
         #expect(online["agent"]?["role"] == "central")
@@ -46,10 +47,7 @@ struct FleetProcessTests {
         agent.signal(SIGKILL)
         let will = try #require(nextMessage(from: again, topic: "bleagent/lane-1/status") { $0["state"] == "offline" })
         #expect(will["node"] == "lane-1")
-        kill(status.pid, SIGTERM)
-        kill(again.pid, SIGTERM)
-        _ = status.finish()
-        _ = again.finish()
+        terminate(status, again)
     }
 
     @Test(
@@ -79,8 +77,7 @@ struct FleetProcessTests {
             })
         let gap = (next["at"]?.intValue ?? 0) - (summary["at"]?.intValue ?? 0)
         #expect(gap >= 1500, "summaries \(gap) ms apart")
-        kill(events.pid, SIGTERM)
-        _ = events.finish()
+        terminate(events)
     }
 
     @Test(
@@ -137,10 +134,7 @@ struct FleetProcessTests {
             $0["rpc"]?["unanswerable"] == 1
         }
         #expect(try blectl(["--socket", agent.socketPath, "status"]).status == 0)
-        for child in [statusTopic, replies] {
-            kill(child.pid, SIGTERM)
-            _ = child.finish()
-        }
+        terminate(statusTopic, replies)
     }
 
     @Test(
@@ -184,9 +178,6 @@ struct FleetProcessTests {
             nextMessage(from: again, topic: "bleagent/lane-4/config/result") { $0["status"] == "unchanged" })
         #expect(unchanged["crc32"] == applied["crc32"])
         #expect(String(decoding: try readFileBytes(agent.configPath + ".bak"), as: UTF8.self) == original)
-        for child in [results, statusTopic, again] {
-            kill(child.pid, SIGTERM)
-            _ = child.finish()
-        }
+        terminate(results, statusTopic, again)
     }
 }

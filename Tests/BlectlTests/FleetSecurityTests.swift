@@ -43,7 +43,8 @@ struct FleetSecurityTests {
             """#
         }
         let trusted = try RunningAgent(config: diagnosticsConfig(fleet: fleet(node: "tls-ok", ca: "ca.crt")))
-        let online = try #require(nextMessage(from: status, topic: "bleagent/tls-ok/status") { $0["state"] == "online" })
+        let online = try #require(
+            nextMessage(from: status, topic: "bleagent/tls-ok/status") { $0["state"] == "online" })
         #expect(online["agent"]?["fleet"]?["broker"]?.stringValue == "mqtts://127.0.0.1:\(port)")
         #expect(broker.log.contains("tls-ok"), "the broker saw the TLS client")
 
@@ -53,8 +54,7 @@ struct FleetSecurityTests {
         }
         #expect(refused["connections"] == 0, "\(refused)")
         withExtendedLifetime(trusted) {}
-        kill(status.pid, SIGTERM)
-        _ = status.finish()
+        terminate(status)
     }
 
     /// Users and docs/fleet.md's ACL: each node reads and writes only `bleagent/<its user>/#`.
@@ -68,7 +68,8 @@ struct FleetSecurityTests {
             """, in: directory)
     }
 
-    static func credentialsFile(_ directory: String, _ user: String, _ password: String, mode: mode_t = 0o600) -> String {
+    static func credentialsFile(_ directory: String, _ user: String, _ password: String, mode: mode_t = 0o600) -> String
+    {
         let path = "\(directory)/\(user).credentials"
         writeFile(path, "\(user)\n\(password)\n")
         chmod(path, mode)
@@ -103,12 +104,15 @@ struct FleetSecurityTests {
             config: diagnosticsConfig(
                 fleet: #""fleet": { "broker": "\#(broker.url)", "node": "lane-1", "credentials": "\#(good)" }"#))
         _ = try #require(nextMessage(from: status, topic: "bleagent/lane-1/status") { $0["state"] == "online" })
-        #expect(try JSON(parsing: try blectl(["--socket", own.socketPath, "--json", "fleet", "status"]).stdout)["refusedPublishes"] == 0)
+        #expect(
+            try JSON(parsing: try blectl(["--socket", own.socketPath, "--json", "fleet", "status"]).stdout)[
+                "refusedPublishes"] == 0)
 
         // The same user claiming another node's prefix: the broker refuses its publishes and subscriptions.
         let intruder = try RunningAgent(
             config: diagnosticsConfig(
-                fleet: #""fleet": { "broker": "\#(broker.url)", "node": "lane-2", "clientId": "lane-1-as-2", "credentials": "\#(good)" }"#
+                fleet:
+                    #""fleet": { "broker": "\#(broker.url)", "node": "lane-2", "clientId": "lane-1-as-2", "credentials": "\#(good)" }"#
             ))
         let refused = try waitForFleetStatus(socket: ["--socket", intruder.socketPath], "refused publishes") {
             $0["connected"] == true && ($0["refusedPublishes"]?.intValue ?? 0) > 0
@@ -125,7 +129,6 @@ struct FleetSecurityTests {
         }
         #expect(denied["connections"] == 0)
         withExtendedLifetime(own) {}
-        kill(status.pid, SIGTERM)
-        _ = status.finish()
+        terminate(status)
     }
 }

@@ -118,7 +118,9 @@ final class MosquittoBroker {
 
     /// Publishes one message with mosquitto_pub; its exit status and stderr.
     @discardableResult
-    func publish(_ topic: String, _ message: String, retain: Bool = false, extra: [String] = []) throws -> (
+    func publish(
+        _ topic: String, _ message: String, retain: Bool = false, extra: [String] = []
+    ) throws -> (
         status: Int32, stderr: String
     ) {
         let arguments =
@@ -212,4 +214,12 @@ func waitForFleetStatus(socket: [String], _ what: String, until condition: (JSON
     }
     Issue.record("fleet.status never showed \(what); last: \(last.serialized())")
     return last
+}
+
+/// Stops each child (mosquitto clients) with SIGTERM and reaps it.
+func terminate(_ children: Child...) {
+    for child in children {
+        kill(child.pid, SIGTERM)
+        _ = child.finish()
+    }
 }

@@ -32,8 +32,12 @@ struct FleetConfigTests {
         #expect(fleet.qos.status == 1 && fleet.qos.durable == 1 && fleet.qos.events == 0)
         #expect(fleet.allowsRPC("agent.status") && !fleet.allowsRPC("agent.shutdown") && !fleet.allowsRPC("pos.pay"))
         #expect(try Self.config(#"{"broker": "mqtts://h"}"#).fleet?.broker == .tcp(host: "h", port: 8883, tls: true))
-        #expect(try Self.config(#"{"broker": "unix:run/mqtt.sock"}"#).fleet?.broker == .unix(path: "/etc/bleagent/run/mqtt.sock"))
-        #expect(try Self.config(#"{"broker": "mqtt://[::1]:1883"}"#).fleet?.broker == .tcp(host: "::1", port: 1883, tls: false))
+        #expect(
+            try Self.config(#"{"broker": "unix:run/mqtt.sock"}"#).fleet?.broker
+                == .unix(path: "/etc/bleagent/run/mqtt.sock"))
+        #expect(
+            try Self.config(#"{"broker": "mqtt://[::1]:1883"}"#).fleet?.broker
+                == .tcp(host: "::1", port: 1883, tls: false))
         #expect(try Self.config(#"{"broker": "unix:/s", "rpcAllow": ["pos.*"]}"#).fleet?.allowsRPC("pos.pay") == true)
     }
 

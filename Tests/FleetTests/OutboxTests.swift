@@ -67,7 +67,8 @@ struct OutboxTests {
         let outbox = DurableOutbox(directory: directory, node: "n", limits: limits, worker: worker, ready: {})
         try await outbox.open()
         for index in 0..<18 {
-            try await outbox.store(DurableRecord(stream: "payments", key: "k\(index)", payload: ["i": .int(Int64(index))]), at: 0)
+            try await outbox.store(
+                DurableRecord(stream: "payments", key: "k\(index)", payload: ["i": .int(Int64(index))]), at: 0)
         }
         await #expect(throws: DurablePublishError.outboxFull(depth: 18)) {
             try await outbox.store(DurableRecord(stream: "payments", key: "late", payload: [:]), at: 0)
@@ -75,7 +76,8 @@ struct OutboxTests {
         try await outbox.store(DurableRecord(stream: "payments", key: "c1", payload: [:], admission: .closing), at: 0)
         try await outbox.store(DurableRecord(stream: "payments", key: "c2", payload: [:], admission: .closing), at: 0)
         await #expect(throws: DurablePublishError.outboxFull(depth: 20)) {
-            try await outbox.store(DurableRecord(stream: "payments", key: "c3", payload: [:], admission: .closing), at: 0)
+            try await outbox.store(
+                DurableRecord(stream: "payments", key: "c3", payload: [:], admission: .closing), at: 0)
         }
         await #expect(throws: DurablePublishError.self) {
             try await outbox.store(DurableRecord(stream: "status", key: "k", payload: [:]), at: 0)

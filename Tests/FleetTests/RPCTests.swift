@@ -13,7 +13,8 @@ struct RPCTests {
     func replyTo() {
         let message = MQTTMessage(
             topic: "bleagent/n/rpc",
-            payload: Array(#"{"jsonrpc":"2.0","id":1,"method":"agent.status","replyTo":"bleagent/n/rpc/reply/a"}"#.utf8),
+            payload: Array(
+                #"{"jsonrpc":"2.0","id":1,"method":"agent.status","replyTo":"bleagent/n/rpc/reply/a"}"#.utf8),
             retained: false)
         let request = rpc.decode(message)
         #expect(request.replyTopic == "bleagent/n/rpc/reply/a")

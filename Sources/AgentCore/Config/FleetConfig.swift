@@ -201,62 +201,60 @@ extension AgentConfig {
         return value
     }
 
-    private static func readTLS(_ top: inout ConfigReader, directory: String) -> Fleet.TLS? {
-        var tls = Fleet.TLS()
-        guard top.object["tls"] != nil else { return tls }
-        guard var reader = top.object("tls") else { return nil }
-        tls.caFile = reader.nonEmptyString("ca").map { FilePath.absolute($0, relativeTo: directory) }
-        tls.certificateFile = reader.nonEmptyString("cert").map { FilePath.absolute($0, relativeTo: directory) }
-        tls.keyFile = reader.nonEmptyString("key").map { FilePath.absolute($0, relativeTo: directory) }
-        if (tls.certificateFile == nil) != (tls.keyFile == nil) {
-            reader.issue(nil, "\"cert\" and \"key\" go together")
-        }
-        if let key = tls.keyFile, let problem = FleetURL.secretFileProblem(key) { reader.issue("key", problem) }
+    /// Reads the optional object `key` of `top` into `value` (its defaults
+    /// when absent); nil when it has problems (they go to `top`).
+    private static func section<T>(
+        _ top: inout ConfigReader, _ key: String, _ value: T, _ read: (inout ConfigReader, inout T) -> Void
+    ) -> T? {
+        guard top.object[key] != nil else { return value }
+        guard var reader = top.object(key) else { return nil }
+        var value = value
+        read(&reader, &value)
         reader.finish()
         top.absorb(reader)
-        return reader.issues.isEmpty ? tls : nil
+        return reader.issues.isEmpty ? value : nil
+    }
+
+    private static func readTLS(_ top: inout ConfigReader, directory: String) -> Fleet.TLS? {
+        section(&top, "tls", Fleet.TLS()) { reader, tls in
+            tls.caFile = reader.nonEmptyString("ca").map { FilePath.absolute($0, relativeTo: directory) }
+            tls.certificateFile = reader.nonEmptyString("cert").map { FilePath.absolute($0, relativeTo: directory) }
+            tls.keyFile = reader.nonEmptyString("key").map { FilePath.absolute($0, relativeTo: directory) }
+            if (tls.certificateFile == nil) != (tls.keyFile == nil) {
+                reader.issue(nil, "\"cert\" and \"key\" go together")
+            }
+            if let key = tls.keyFile, let problem = FleetURL.secretFileProblem(key) { reader.issue("key", problem) }
+        }
     }
 
     private static func readQoS(_ top: inout ConfigReader) -> Fleet.QoS? {
-        var qos = Fleet.QoS()
-        guard top.object["qos"] != nil else { return qos }
-        guard var reader = top.object("qos") else { return nil }
-        qos.status = reader.bounded("status", 0...2) ?? qos.status
-        qos.events = reader.bounded("events", 0...2) ?? qos.events
-        qos.durable = reader.bounded("durable", 1...2) ?? qos.durable
-        qos.sensors = reader.bounded("sensors", 0...2) ?? qos.sensors
-        qos.replies = reader.bounded("replies", 0...2) ?? qos.replies
-        reader.finish()
-        top.absorb(reader)
-        return reader.issues.isEmpty ? qos : nil
+        section(&top, "qos", Fleet.QoS()) { reader, qos in
+            qos.status = reader.bounded("status", 0...2) ?? qos.status
+            qos.events = reader.bounded("events", 0...2) ?? qos.events
+            qos.durable = reader.bounded("durable", 1...2) ?? qos.durable
+            qos.sensors = reader.bounded("sensors", 0...2) ?? qos.sensors
+            qos.replies = reader.bounded("replies", 0...2) ?? qos.replies
+        }
     }
 
     private static func readEvents(_ top: inout ConfigReader) -> Fleet.Events? {
-        var events = Fleet.Events()
-        guard top.object["events"] != nil else { return events }
-        guard var reader = top.object("events") else { return nil }
-        if let kinds = reader.value("kinds", required: false) {
-            switch EventFilter.kinds(from: ["kinds": kinds]) {
-            case .success(let parsed): events.kinds = parsed
-            case .failure(let error): reader.issue("kinds", error.message)
+        section(&top, "events", Fleet.Events()) { reader, events in
+            if let kinds = reader.value("kinds", required: false) {
+                switch EventFilter.kinds(from: ["kinds": kinds]) {
+                case .success(let parsed): events.kinds = parsed
+                case .failure(let error): reader.issue("kinds", error.message)
+                }
             }
+            events.queueLimit = reader.bounded("queue", 1...100_000) ?? events.queueLimit
+            events.discoverySeconds = reader.bounded("discoverySeconds", 1...3600) ?? events.discoverySeconds
         }
-        events.queueLimit = reader.bounded("queue", 1...100_000) ?? events.queueLimit
-        events.discoverySeconds = reader.bounded("discoverySeconds", 1...3600) ?? events.discoverySeconds
-        reader.finish()
-        top.absorb(reader)
-        return reader.issues.isEmpty ? events : nil
     }
 
     private static func readOutbox(_ top: inout ConfigReader) -> Fleet.Outbox? {
-        var outbox = Fleet.Outbox()
-        guard top.object["outbox"] != nil else { return outbox }
-        guard var reader = top.object("outbox") else { return nil }
-        outbox.maxRecords = reader.bounded("maxRecords", 16...1_000_000) ?? outbox.maxRecords
-        outbox.maxBytes = reader.bounded("maxBytes", 65536...(1 << 30)) ?? outbox.maxBytes
-        reader.finish()
-        top.absorb(reader)
-        return reader.issues.isEmpty ? outbox : nil
+        section(&top, "outbox", Fleet.Outbox()) { reader, outbox in
+            outbox.maxRecords = reader.bounded("maxRecords", 16...1_000_000) ?? outbox.maxRecords
+            outbox.maxBytes = reader.bounded("maxBytes", 65536...(1 << 30)) ?? outbox.maxBytes
+        }
     }
 
     private static func readCommands(_ top: inout ConfigReader) -> ([String], Bool) {
@@ -268,11 +266,7 @@ extension AgentConfig {
                 top.issue("rpcAllow", "expected an array of method names or \"namespace.*\" patterns")
             }
         }
-        let accept = top.value("acceptConfig", required: false)
-        if let accept, accept.boolValue == nil {
-            top.issue("acceptConfig", "expected a boolean, found \(kindName(of: accept))")
-        }
-        return (allow, accept?.boolValue ?? true)
+        return (allow, top.flag("acceptConfig") ?? true)
     }
 
     private static func isMethodPattern(_ text: String) -> Bool {
@@ -283,37 +277,31 @@ extension AgentConfig {
     }
 
     private static func readHomeAssistant(_ top: inout ConfigReader) -> Fleet.HomeAssistant? {
-        var settings = Fleet.HomeAssistant()
-        guard top.object["homeAssistant"] != nil else { return settings }
-        guard var reader = top.object("homeAssistant") else { return nil }
-        if let enabled = reader.value("enabled", required: false) {
-            if let flag = enabled.boolValue {
-                settings.enabled = flag
-            } else {
-                reader.issue("enabled", "expected a boolean, found \(kindName(of: enabled))")
+        section(&top, "homeAssistant", Fleet.HomeAssistant()) { reader, settings in
+            settings.enabled = reader.flag("enabled") ?? settings.enabled
+            settings.nodeTopicLevel = reader.flag("nodeTopicLevel") ?? settings.nodeTopicLevel
+            if let prefix = reader.nonEmptyString("discoveryPrefix") {
+                if let problem = FleetURL.topicProblem(prefix) {
+                    reader.issue("discoveryPrefix", problem)
+                } else {
+                    settings.discoveryPrefix = prefix
+                }
             }
         }
-        if let level = reader.value("nodeTopicLevel", required: false) {
-            if let flag = level.boolValue {
-                settings.nodeTopicLevel = flag
-            } else {
-                reader.issue("nodeTopicLevel", "expected a boolean, found \(kindName(of: level))")
-            }
-        }
-        if let prefix = reader.nonEmptyString("discoveryPrefix") {
-            if let problem = FleetURL.topicProblem(prefix) {
-                reader.issue("discoveryPrefix", problem)
-            } else {
-                settings.discoveryPrefix = prefix
-            }
-        }
-        reader.finish()
-        top.absorb(reader)
-        return reader.issues.isEmpty ? settings : nil
     }
 }
 
 extension ConfigReader {
+    /// A boolean, or nil (with an issue when present but not a boolean).
+    mutating func flag(_ key: String) -> Bool? {
+        guard let value = value(key, required: false) else { return nil }
+        guard let flag = value.boolValue else {
+            issue(key, "expected a boolean, found \(kindName(of: value))")
+            return nil
+        }
+        return flag
+    }
+
     /// An integer within `range`, or nil (with an issue when present but wrong).
     mutating func bounded(_ key: String, _ range: ClosedRange<Int>) -> Int? {
         guard let value = int(key) else { return nil }
@@ -328,7 +316,8 @@ extension ConfigReader {
 /// Parsing and checks for the fleet section's values.
 enum FleetURL {
     /// `mqtt://host[:port]`, `mqtts://host[:port]` or `unix:/path` (relative paths resolve against `directory`).
-    static func parse(_ url: String, relativeTo directory: String, issue: (String) -> Void) -> AgentConfig.Fleet.Broker? {
+    static func parse(_ url: String, relativeTo directory: String, issue: (String) -> Void) -> AgentConfig.Fleet.Broker?
+    {
         if url.hasPrefix("unix:") {
             let path = String(url.dropFirst(5))
             guard !path.isEmpty else {

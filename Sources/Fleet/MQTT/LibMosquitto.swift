@@ -175,7 +175,8 @@ final class MosquittoClient: @unchecked Sendable {
         if caFile == nil {
             try MosquittoError.check(mosquitto_int_option(handle, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "system CAs")
         }
-        let code = mosquitto_tls_set(handle, caFile, caFile == nil ? "/etc/ssl/certs" : nil, certificateFile, keyFile, nil)
+        let code = mosquitto_tls_set(
+            handle, caFile, caFile == nil ? "/etc/ssl/certs" : nil, certificateFile, keyFile, nil)
         try MosquittoError.check(code, "TLS settings")
     }
 

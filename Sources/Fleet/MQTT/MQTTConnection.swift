@@ -153,7 +153,9 @@ final class MQTTConnection: Sendable {
     }
 
     /// On the blocking thread: a configured client that has started connecting.
-    private static func makeClient(_ settings: Settings, _ callbacks: MosquittoCallbacks) throws(FleetConnectError)
+    private static func makeClient(
+        _ settings: Settings, _ callbacks: MosquittoCallbacks
+    ) throws(FleetConnectError)
         -> MosquittoClient
     {
         do {
@@ -172,7 +174,8 @@ final class MQTTConnection: Sendable {
                     keyFile: settings.tls.keyFile)
             }
             switch settings.broker {
-            case .tcp(let host, let port, _): try client.connect(host: host, port: port, keepalive: settings.keepaliveSeconds)
+            case .tcp(let host, let port, _):
+                try client.connect(host: host, port: port, keepalive: settings.keepaliveSeconds)
             case .unix(let path): try client.connect(host: path, port: 0, keepalive: settings.keepaliveSeconds)
             }
             return client

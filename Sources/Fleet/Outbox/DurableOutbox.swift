@@ -109,7 +109,8 @@ final class DurableOutbox: Sendable {
         let outcome = await worker.run { [self] () -> Result<Void, OutboxFileError> in
             file.withLock { file in
                 guard let file else { return .failure(.system("write", "outbox", EBADF)) }
-                return Result { () throws(OutboxFileError) in try file.append(OutboxLog.enqueueLine(entry), sync: true) }
+                return Result { () throws(OutboxFileError) in try file.append(OutboxLog.enqueueLine(entry), sync: true)
+                }
             }
         }
         state.withLock { state in

@@ -19,7 +19,9 @@ final class OutboxFile {
 
     /// Opens (creating the directory, mode 0700, and the file) and replays
     /// it; a torn tail is cut off and the cut synced.
-    static func open(directory: String, name: String = "outbox.log") throws(OutboxFileError)
+    static func open(
+        directory: String, name: String = "outbox.log"
+    ) throws(OutboxFileError)
         -> (OutboxFile, OutboxLog.Contents)
     {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw .system("mkdir", directory, errno) }

@@ -63,7 +63,9 @@ enum OutboxLog {
         return contents
     }
 
-    private static func apply(_ line: ArraySlice<UInt8>, to pending: inout [Int64: OutboxEntry], nextSeq: inout Int64)
+    private static func apply(
+        _ line: ArraySlice<UInt8>, to pending: inout [Int64: OutboxEntry], nextSeq: inout Int64
+    )
         -> Bool
     {
         guard line.count >= 3, line[line.startIndex + 1] == 0x20 else { return false }
