@@ -29,7 +29,7 @@ public final class Agent: Sendable {
 
     /// What other parts of the agent (the fleet) hang on it.
     private struct Extensions {
-        var statusSections: [(name: String, section: @Sendable () -> JSON)] = []
+        var statusSections: [(name: String, section: @Sendable () -> JSON?)] = []
         var reloadObservers: [@Sendable (AgentConfig) async -> Void] = []
         var stopHooks: [@Sendable () async -> Void] = []
     }
@@ -53,8 +53,9 @@ public final class Agent: Sendable {
     /// The config in force.
     public var config: AgentConfig { state.withLock { $0.config } }
 
-    /// Adds `name` to the result of `agent.status`, filled by `section` at each call.
-    public func addStatusSection(_ name: String, _ section: @escaping @Sendable () -> JSON) {
+    /// Adds `name` to the result of `agent.status`, filled by `section` at
+    /// each call (left out while it returns nil).
+    public func addStatusSection(_ name: String, _ section: @escaping @Sendable () -> JSON?) {
         extensions.withLock { $0.statusSections.append((name, section)) }
     }
 
@@ -123,8 +124,8 @@ public final class Agent: Sendable {
             result = .object(object)
         }
         for (name, section) in extensions.withLock({ $0.statusSections }) {
-            if case .object(var object) = result {
-                object[name] = section()
+            if case .object(var object) = result, let value = section() {
+                object[name] = value
                 result = .object(object)
             }
         }

@@ -54,7 +54,7 @@ public final class FleetHost: FleetPublisher {
             try Agent.expectNoParams(call)
             return self?.statusJSON ?? ["enabled": false]
         }
-        agent.addStatusSection("fleet") { [weak self] in self?.statusJSON ?? ["enabled": false] }
+        agent.addStatusSection("fleet") { [weak self] in self?.running.withLock { $0 }?.service.statusJSON }
         agent.observeReloads { [weak self] config in
             await self?.apply(config)
             self?.withdrawSensors(unlessDeclaredIn: config.role.rawValue)
