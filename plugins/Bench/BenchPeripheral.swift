@@ -1,0 +1,114 @@
+import BLE
+import GATT
+import JSON
+import RoleKit
+import Synchronization
+
+/// The peripheral side: the bench service, notifications at a rate, and the
+/// writes received.
+final class BenchPeripheral: Sendable {
+    private struct State {
+        var published = false
+        var writes = LatencyWindow()
+    }
+
+    private let manager: PeripheralManager
+    private let logger: PluginLogger
+    private let state = Mutex(State())
+    private let notify: LocalCharacteristic
+
+    init(manager: PeripheralManager, logger: PluginLogger) {
+        self.manager = manager
+        self.logger = logger
+        // Constant, valid UUID strings (BenchValue).
+        notify = LocalCharacteristic(
+            service: BluetoothUUID(BenchValue.service)!, uuid: BluetoothUUID(BenchValue.notifyCharacteristic)!)
+    }
+
+    /// Publishes once poweredOn, and answers requests (records each write).
+    func start() -> [Task<Void, Never>] {
+        let requests = manager.requests()
+        let states = manager.stateUpdates()
+        return [
+            Task { [self] in
+                for await request in requests {
+                    if request.isRead {
+                        _ = request.respond(with: [])
+                    } else {
+                        state.withLock { $0.writes.record(request.value) }
+                        _ = request.respond()
+                    }
+                }
+            },
+            Task { [self] in
+                for await state in states where state == .poweredOn { await publish() }
+            },
+        ]
+    }
+
+    private func publish() async {
+        guard !state.withLock({ $0.published }) else { return }
+        let service = notify.service
+        let write = BluetoothUUID(BenchValue.writeCharacteristic)!
+        do {
+            try await manager.add(
+                GATTService(
+                    uuid: service,
+                    characteristics: [
+                        GATTCharacteristic(uuid: notify.uuid, properties: [.read, .notify]),
+                        GATTCharacteristic(uuid: write, properties: [.writeWithoutResponse]),
+                    ]))
+            try await manager.startAdvertising(AdvertisingData(serviceUUIDs: [service]))
+            state.withLock { $0.published = true }
+            logger.info("published the bench service")
+        } catch {
+            logger.error("cannot publish the bench service: \(error)")
+        }
+    }
+
+    func register(_ methods: any PluginMethodRegistrar) throws {
+        try methods.register("bench.state") { [self] _ in
+            [
+                "published": .bool(state.withLock { $0.published }),
+                "subscribers": .int(Int64(manager.subscribers(of: notify).count)),
+            ]
+        }
+        try methods.register("bench.write.window") { [self] _ in state.withLock { windowJSON(&$0.writes) } }
+        try methods.register("bench.notify.run") { [self] call in
+            let count = try intParam(call, "count", 1...100_000_000, default: 1_000_000)
+            let rate = try intParam(call, "rate", 0...1_000_000, default: 0)
+            let seconds = try intParam(call, "seconds", 1...3600, default: 5)
+            return try await withDeadline(seconds: Double(seconds) + 10, "bench.notify.run") {
+                await self.notifications(count: Int(count), rate: Int(rate), seconds: Double(seconds))
+            }
+        }
+    }
+
+    /// Notifies for `seconds` (or `count` values), at `rate` a second (0: as
+    /// fast as the transmit queue takes them).
+    private func notifications(count: Int, rate: Int, seconds: Double) async -> JSON {
+        var ready = manager.readyToUpdate().makeAsyncIterator()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let end = start + .milliseconds(Int(seconds * 1000))
+        var sent = 0
+        var full = 0
+        while sent < count, clock.now < end, !Task.isCancelled {
+            if rate > 0 {
+                let due = start + .microseconds(Int64(sent) * 1_000_000 / Int64(rate))
+                if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
+            }
+            if manager.updateValue(BenchValue.encode(UInt64(sent)), for: notify) {
+                sent += 1
+            } else {
+                full += 1
+                _ = await ready.next()
+            }
+        }
+        let (whole, fraction) = (clock.now - start).components
+        return [
+            "sent": .int(Int64(sent)), "seconds": .double(Double(whole) + Double(fraction) / 1e18),
+            "queueFull": .int(Int64(full)),
+        ]
+    }
+}

@@ -1,0 +1,86 @@
+import BLE
+import JSON
+import RoleKit
+import Synchronization
+
+/// blebench's plugin (docs/benchmarks.md): the load an application plugin
+/// puts on the agent, driven through `bench.*` control methods. In the
+/// central role it counts scan discoveries, connects to the bench peripheral,
+/// receives its notifications and writes to it without response; in the
+/// peripheral role it publishes the bench service, notifies at a given rate
+/// and receives the writes. Every value carries its send time, so the
+/// receiving side reports latencies. The plugin takes no config.
+final class BenchPlugin: RolePlugin {
+    private let context: RoleContext
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+
+    init(context: RoleContext) {
+        self.context = context
+    }
+
+    func start() async throws {
+        switch context.role {
+        case .central:
+            let central = BenchCentral(central: try context.central())
+            try central.register(context.methods)
+        case .peripheral:
+            let peripheral = BenchPeripheral(manager: try context.peripheral(), logger: context.logger)
+            tasks.withLock { $0 = peripheral.start() }
+            try peripheral.register(context.methods)
+        }
+        context.logger.info("started in the \(context.role) role")
+    }
+
+    func stop() async {
+        let running = tasks.withLock { tasks in
+            defer { tasks = [] }
+            return tasks
+        }
+        for task in running { task.cancel() }
+        for task in running { await task.value }
+    }
+}
+
+/// The error of a bench method that failed (code 1) or ran out of time (code 2).
+struct BenchError: Error {
+    let error: PluginMethodError
+
+    static func failed(_ message: String) -> BenchError { BenchError(error: PluginMethodError(code: 1, message)) }
+}
+
+/// Runs `body`, cancelling it after `seconds`; throws a timeout then.
+func withDeadline<T: Sendable>(
+    seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else {
+            throw PluginMethodError(code: 2, "\(what): no outcome within \(seconds) s")
+        }
+        return value
+    }
+}
+
+/// The figures of a ``LatencyWindow`` as a method result.
+func windowJSON(_ window: inout LatencyWindow) -> JSON {
+    let figures = window.take()
+    return [
+        "count": .int(Int64(figures.count)), "p50Us": figures.p50.map(JSON.double) ?? .null,
+        "p99Us": figures.p99.map(JSON.double) ?? .null, "maxUs": figures.max.map(JSON.double) ?? .null,
+        "unsampled": .int(Int64(figures.unsampled)),
+    ]
+}
+
+/// An integer parameter within `range`, `fallback` when absent.
+func intParam(_ call: PluginCall, _ name: String, _ range: ClosedRange<Int64>, default fallback: Int64) throws -> Int64 {
+    guard let value = call.params?.objectValue?[name] else { return fallback }
+    guard let int = value.intValue, range.contains(int) else {
+        throw PluginMethodError.invalidParams("\(name): expected an integer from \(range.lowerBound) to \(range.upperBound)")
+    }
+    return int
+}
