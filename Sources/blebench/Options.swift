@@ -19,6 +19,7 @@ struct Options {
           --release DIR          bleagent, blesim, libBench.so (default: the directory of this executable)
           --python PATH          the bench venv's python (default .build/venv-bench/bin/python)
           --timeout S            the whole run's limit; past it every process started is killed (default 900)
+          --keep                 keep the temporary directory (configs, logs of every process) and say where
         """
 
     var sections: Set<String> = ["ingest", "flows", "control", "crowd"]
@@ -36,6 +37,7 @@ struct Options {
     var release: String?
     var python: String?
     var timeout = 900.0
+    var keep = false
 
     /// The flows' paces: saturated (0), then the paced rate.
     var paces: [Int] { [0, pace] }
@@ -44,6 +46,10 @@ struct Options {
         var rest = arguments[...]
         while let flag = rest.popFirst() {
             if flag == "--help" || flag == "-h" { throw BenchFailure(Self.usage) }
+            if flag == "--keep" {
+                keep = true
+                continue
+            }
             guard let value = rest.popFirst() else { throw BenchFailure("\(flag) needs a value\n\(Self.usage)") }
             func number(_ range: ClosedRange<Double>) throws -> Double {
                 guard let number = Double(value), range.contains(number) else {

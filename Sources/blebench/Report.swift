@@ -47,10 +47,11 @@ struct Results {
             out.append("\nNotifications (peripheral → central) and writes without response (central → peripheral)\n")
             out.append(
                 table(
-                    ["flow", "pair", "path", "offered", "received/s", "sender CPU µs", "receiver CPU µs", "p50 µs", "p99 µs"],
+                    ["flow", "pair", "path", "offered", "sent/s", "received/s", "sender CPU µs", "receiver CPU µs", "p50 µs", "p99 µs"],
                     flows.map { row in
                         [
-                            row.kind, row.pair, row.path, row.pace == 0 ? "saturated" : "\(row.pace)/s", whole(row.rate),
+                            row.kind, row.pair, row.path, row.pace == 0 ? "saturated" : "\(row.pace)/s", whole(row.sentRate),
+                            whole(row.rate),
                             fixed(row.senderCPU, 1), fixed(row.receiverCPU, 1), fixed(row.p50, 0), fixed(row.p99, 0),
                         ]
                     }))

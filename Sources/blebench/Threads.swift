@@ -7,7 +7,10 @@ func onThreads<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) -> T
     let results = Mutex<[Int: T]>([:])
     var threads: [pthread_t] = []
     for index in 0..<count {
-        let job: @Sendable () -> Void = { results.withLock { $0[index] = body(index) } }
+        let job: @Sendable () -> Void = {
+            let result = body(index)
+            results.withLock { $0[index] = result }
+        }
         if let thread = startThread(job) { threads.append(thread) } else { job() }
     }
     for thread in threads { pthread_join(thread, nil) }

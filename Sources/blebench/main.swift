@@ -56,7 +56,11 @@ do {
 /// Kills every child, removes the temporary directory and exits with `status`.
 func finish(_ status: Int32) -> Never {
     Children.killAll()
-    runDirectory.remove()
+    if options.keep {
+        printError("blebench: kept \(runDirectory.path)\n")
+    } else {
+        runDirectory.remove()
+    }
     exit(status)
 }
 
