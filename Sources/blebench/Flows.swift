@@ -98,8 +98,9 @@ extension Bench {
         return rows
     }
 
-    /// bless → Bleak (StartNotify and AcquireNotify, Bleak's `use_start_notify`; paced only, see below) and
-    /// Bleak → bless (Bleak's write without response, WriteValue type command, each awaited: saturated and paced).
+    /// bless → Bleak (StartNotify and AcquireNotify, Bleak's `use_start_notify`; bless_peer.py adds the flow
+    /// control bless lacks) and Bleak → bless (Bleak's write without response, WriteValue type command, each
+    /// awaited).
     func peerFlows() throws -> [FlowRow] {
         let rig = try Rig.start(Scenarios.twoAdapters, name: "flows-peers", in: run, installation: installation)
         defer { rig.stop() }
@@ -112,9 +113,7 @@ extension Bench {
         var rows: [FlowRow] = []
         for method in ["start", "acquire"] {
             _ = try bleak.ask("subscribe \(method)", expecting: "subscribed")
-            // Paced only: bless has no flow control, and dbus-next 0.2.3 drops its bus connection when a write
-            // to its socket would block (EAGAIN is caught as a failure), so a flooding bless falls silent.
-            for pace in [options.pace] {
+            for pace in options.paces {
                 let outcome = try measure(pids: [bless.pid, bleak.pid], reset: {
                     Self.peerWindow(try bleak.ask("window", expecting: "window"))
                 }) {

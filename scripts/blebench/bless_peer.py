@@ -6,7 +6,10 @@ Usage: bless_peer.py ADAPTER
 """
 
 import asyncio
+import fcntl
+import struct
 import sys
+import termios
 
 from bless import BlessServer, GATTAttributePermissions, GATTCharacteristicProperties
 
@@ -31,14 +34,24 @@ async def main():
         GATTAttributePermissions.writeable)
     await server.start()
     characteristic = server.get_characteristic(benchlib.NOTIFY)
+    bus = server.bus
+
+    def unsent_bytes():
+        # SIOCOUTQ (= TIOCOUTQ): bytes in the bus socket's send queue that the daemon has not read yet.
+        return struct.unpack("i", fcntl.ioctl(bus._sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0"))[0]
 
     async def notify(count, rate, seconds):
         async def send(sequence):
+            # bless sends each PropertiesChanged without waiting, and dbus-next 0.2.3 drops the whole bus
+            # connection when a write to its socket would block (EAGAIN is caught as a failure). So the peer
+            # keeps its own flow control: a value goes out only when dbus-next's queue is empty and the socket's
+            # send queue holds less than 64 KiB (a third of the default buffer).
+            while bus._writer.messages.qsize() > 0:
+                await asyncio.sleep(0)  # one turn of the loop: dbus-next's writer runs
+            while unsent_bytes() > 65536:
+                await asyncio.sleep(0.0005)
             characteristic.value = bytearray(benchlib.encode(sequence))
             server.update_value(benchlib.SERVICE, benchlib.NOTIFY)
-            # bless queues each PropertiesChanged for the bus without waiting, and dbus-next writes one queued
-            # message each time the loop turns: one turn per value keeps the queue short (the sender's flow control).
-            await asyncio.sleep(0)
 
         sent, elapsed = await benchlib.paced(int(count), int(rate), float(seconds), send)
         return f"sent {sent} {elapsed:.6f}"
