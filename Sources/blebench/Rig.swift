@@ -84,15 +84,24 @@ struct Rig {
         throw BenchFailure("blesim did not become ready:\n\(output.suffix(2000))")
     }
 
-    /// The advertisement reports adapter `index` has put on the bus (blesim's Control1).
+    /// The advertisement reports adapter `index` has put on the bus: blesim prints its counters on SIGUSR1
+    /// (docs/blesim.md) at the air's next tick.
     func advertisementReports(adapter index: Int = 0) throws -> Double {
-        let output = try run(
-            ["busctl", "--address=\(address)", "call", "org.bluez", "/org/blesim", "org.blesim.Control1",
-             "AdvertisementReports", "u", "\(index)"])
-        guard output.hasPrefix("t "), let count = Double(output.dropFirst(2).trimmingCharacters(in: " \n")) else {
-            throw BenchFailure("blesim's AdvertisementReports answered \(output)")
+        let log = directory + "/blesim.log"
+        let seen = readText(log)?.utf8.count ?? 0
+        kill(blesim, SIGUSR1)
+        let clock = Stopwatch()
+        while clock.seconds < 30 {
+            let text = String(decoding: Array((readText(log) ?? "").utf8).dropFirst(seen), as: UTF8.self)
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("blesim: advertisement reports ") }),
+                let field = line.split(separator: " ").first(where: { $0.hasPrefix("hci\(index)=") }),
+                let count = Double(field.dropFirst("hci\(index)=".count))
+            {
+                return count
+            }
+            pause(0.005)
         }
-        return count
+        throw BenchFailure("blesim printed no counters within 30 s of SIGUSR1")
     }
 
     /// Ends blesim and the bus.

@@ -98,19 +98,6 @@ struct ControlInterface: Sendable {
                     guard let found else { throw Self.notTerminal(address) }
                     return [.array(Self.transactionType, found.map(Self.transactionValue))]
                 },
-                ExportedMethod("AdvertisementReports", in: "u", out: "t") { call in
-                    guard case .uint32(let index)? = try call.arguments().first else {
-                        throw Self.invalid("expected (index)")
-                    }
-                    var count: UInt64?
-                    // Through `update`, so that the air is caught up to now first.
-                    host.update { world, _ in
-                        count = world.adapters.indices.contains(Int(index)) ? world.adapters[Int(index)].advertisementReports : nil
-                        return []
-                    }
-                    guard let count else { throw Self.invalid("no adapter hci\(index)") }
-                    return [.uint64(count)]
-                },
             ] + (try central?.methods() ?? []))
     }
 
