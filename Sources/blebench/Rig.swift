@@ -85,7 +85,7 @@ struct Rig {
     }
 
     /// The advertisement reports adapter `index` has put on the bus: blesim prints its counters on SIGUSR1
-    /// (docs/blesim.md) at the air's next tick.
+    /// (docs/blesim.md).
     func advertisementReports(adapter index: Int = 0) throws -> Double {
         let log = directory + "/blesim.log"
         let seen = readText(log)?.utf8.count ?? 0

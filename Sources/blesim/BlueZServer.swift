@@ -79,23 +79,30 @@ enum BlueZServer {
         let summary = host.read { "\($0.adapters.count) adapter(s), \($0.devices.count) virtual device(s)" }
         Log.ready("blesim: ready on \(bus) as \(connection.uniqueName ?? "?"), \(summary)")
 
-        let air = Task {
-            await host.run {
-                guard countersRequested.exchange(false, ordering: .relaxed) else { return }
-                let counts = host.read { world in
-                    world.adapters.map { "hci\($0.index)=\($0.advertisementReports)" }.joined(separator: " ")
-                }
-                Log.info("advertisement reports \(counts)")
-            }
-        }
+        let air = Task { await host.run() }
+        let counters = Task { await printCountersWhenAsked(host) }
         let centrals = ScenarioCentralRunner.start(scenario.centrals, central: central, host: host)
         for await change in departures where change.newOwner == nil && change.name.hasPrefix(":") {
             local.ownerLeft(change.name)
             host.clientLeft(change.name)
         }
         air.cancel()
+        counters.cancel()
         for task in centrals { task.cancel() }
         throw Unavailable(description: "the bus connection closed")
+    }
+
+    /// Prints the advertisement report counters after each SIGUSR1 (within 20 ms, the air caught up first).
+    private static func printCountersWhenAsked(_ host: SimHost) async {
+        while (try? await Task.sleep(for: .milliseconds(20))) != nil {
+            guard countersRequested.exchange(false, ordering: .relaxed) else { continue }
+            var counts = ""
+            host.update { world, _ in
+                counts = world.adapters.map { "hci\($0.index)=\($0.advertisementReports)" }.joined(separator: " ")
+                return []
+            }
+            Log.info("advertisement reports \(counts)")
+        }
     }
 
     private static func installSignalHandlers() {
@@ -104,8 +111,8 @@ enum BlueZServer {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGINT) { _ in _exit(0) }
         signal(SIGTERM) { _ in _exit(0) }
-        // SIGUSR1: the counters on standard error at the air's next tick (a benchmark's "offered"; a D-Bus
-        // method's reply would queue behind every signal blesim has not yet written when it is saturated).
+        // SIGUSR1: the counters on standard error (a benchmark's "offered"; a D-Bus method's reply would
+        // queue behind every signal blesim has not yet written when it is saturated).
         signal(SIGUSR1) { _ in countersRequested.store(true, ordering: .relaxed) }
     }
 }

@@ -127,13 +127,12 @@ final class SimHost: Sendable {
         return wake
     }
 
-    /// Runs the air until the task is cancelled; `tick` runs after each advance, outside the lock.
-    func run(tick: @Sendable () -> Void = {}) async {
+    /// Runs the air until the task is cancelled.
+    func run() async {
         while !Task.isCancelled {
             let deadline = state.withLock { $0.world.nextDeadline }
             await sleep(until: deadline)
             state.withLock { emitAdvance(&$0) }
-            tick()
         }
     }
 
