@@ -102,7 +102,9 @@ func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t)
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
     let bytes = Array(path.utf8)
-    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { throw BenchFailure("socket path too long: \(path)") }
+    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        throw BenchFailure("socket path too long: \(path)")
+    }
     withUnsafeMutableBytes(of: &address.sun_path) { raw in
         for (index, byte) in bytes.enumerated() { raw[index] = byte }
     }

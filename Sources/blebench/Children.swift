@@ -17,7 +17,9 @@ enum Children {
     /// Starts `arguments` (the first found on PATH unless it has a slash) with
     /// `environment` added to ours, an empty signal mask and default signal
     /// handlers, and records it.
-    static func spawn(_ arguments: [String], environment: [String: String] = [:], streams: Streams = Streams()) throws
+    static func spawn(
+        _ arguments: [String], environment: [String: String] = [:], streams: Streams = Streams()
+    ) throws
         -> pid_t
     {
         var actions = posix_spawn_file_actions_t()
@@ -45,7 +47,9 @@ enum Children {
         var index = 0
         while let entry = environ[index] {
             let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") { merged[String(text[..<equals])] = String(text[text.index(after: equals)...]) }
+            if let equals = text.firstIndex(of: "=") {
+                merged[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
             index += 1
         }
         merged.merge(environment) { $1 }
@@ -61,7 +65,9 @@ enum Children {
             if status == 0 { table[pid] = arguments[0] }
             return status
         }
-        guard status == 0 else { throw BenchFailure("cannot start \(arguments[0]): \(String(cString: strerror(status)))") }
+        guard status == 0 else {
+            throw BenchFailure("cannot start \(arguments[0]): \(String(cString: strerror(status)))")
+        }
         return pid
     }
 

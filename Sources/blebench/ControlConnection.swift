@@ -33,7 +33,9 @@ final class ControlConnection {
         while offset < bytes.count {
             let count = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw BenchFailure("control socket: send failed: \(String(cString: strerror(errno)))") }
+            guard count > 0 else {
+                throw BenchFailure("control socket: send failed: \(String(cString: strerror(errno)))")
+            }
             offset += count
         }
         guard let reply = reader.next(timeout: timeout) else {

@@ -83,9 +83,12 @@ extension Bench {
                 progress(describe(rows[rows.count - 1]))
             }
             for pace in options.paces {
-                let outcome = try measure(pids: [central.pid, peripheral.pid], reset: {
-                    try peripheral.call("bench.write.window")
-                }) {
+                let outcome = try measure(
+                    pids: [central.pid, peripheral.pid],
+                    reset: {
+                        try peripheral.call("bench.write.window")
+                    }
+                ) {
                     let run = try central.call(
                         "bench.write.run", ["rate": .int(Int64(pace)), "seconds": .int(Int64(options.window))],
                         timeout: options.window + 30)
@@ -114,9 +117,12 @@ extension Bench {
         for method in ["start", "acquire"] {
             _ = try bleak.ask("subscribe \(method)", expecting: "subscribed")
             for pace in options.paces {
-                let outcome = try measure(pids: [bless.pid, bleak.pid], reset: {
-                    Self.peerWindow(try bleak.ask("window", expecting: "window"))
-                }) {
+                let outcome = try measure(
+                    pids: [bless.pid, bleak.pid],
+                    reset: {
+                        Self.peerWindow(try bleak.ask("window", expecting: "window"))
+                    }
+                ) {
                     let sent = try bless.ask(
                         "notify 100000000 \(pace) \(options.window)", expecting: "sent", timeout: options.window + 30)
                     return (Self.peerRun(sent), Self.peerWindow(try bleak.ask("window", expecting: "window")))
@@ -128,9 +134,12 @@ extension Bench {
             _ = try bleak.ask("unsubscribe", expecting: "unsubscribed")
         }
         for pace in options.paces {
-            let outcome = try measure(pids: [bleak.pid, bless.pid], reset: {
-                Self.peerWindow(try bless.ask("window", expecting: "window"))
-            }) {
+            let outcome = try measure(
+                pids: [bleak.pid, bless.pid],
+                reset: {
+                    Self.peerWindow(try bless.ask("window", expecting: "window"))
+                }
+            ) {
                 let wrote = try bleak.ask(
                     "write 100000000 \(pace) \(options.window)", expecting: "wrote", timeout: options.window + 30)
                 return (Self.peerRun(wrote), Self.peerWindow(try bless.ask("window", expecting: "window")))
@@ -144,7 +153,9 @@ extension Bench {
     /// Resets the receiver's window until half a second passes with nothing received (values of an earlier flow
     /// still queued are not counted; at most a minute), runs the flow with the CPU of [sender, receiver] measured,
     /// and returns the outcome with each side's CPU seconds.
-    private func measure(pids: [Int32], reset: () throws -> JSON, _ flow: () throws -> (JSON, JSON)) throws -> (
+    private func measure(
+        pids: [Int32], reset: () throws -> JSON, _ flow: () throws -> (JSON, JSON)
+    ) throws -> (
         FlowOutcome, [Double]
     ) {
         let draining = Stopwatch()
@@ -162,7 +173,9 @@ extension Bench {
         return (outcome, used)
     }
 
-    private func row(_ kind: String, _ pair: String, _ path: String, _ pace: Int, _ measured: (FlowOutcome, [Double]))
+    private func row(
+        _ kind: String, _ pair: String, _ path: String, _ pace: Int, _ measured: (FlowOutcome, [Double])
+    )
         -> FlowRow
     {
         let (outcome, cpu) = measured
@@ -180,7 +193,9 @@ extension Bench {
 
     /// A peer's "window COUNT P50 P99 MAX" as the plugin's window shape.
     private static func peerWindow(_ fields: [String]) -> JSON {
-        func number(_ index: Int) -> JSON { fields.count > index ? Double(fields[index]).map(JSON.double) ?? .null : .null }
+        func number(_ index: Int) -> JSON {
+            fields.count > index ? Double(fields[index]).map(JSON.double) ?? .null : .null
+        }
         return ["count": .int(Int64(fields.first ?? "") ?? 0), "p50Us": number(1), "p99Us": number(2)]
     }
 

@@ -53,7 +53,8 @@ struct Footprint {
 extension Bench {
     /// Start-up, idle RSS and, with that agent idle, the control API load (d).
     func startupAndControl() throws -> (Footprint, [ControlRow]) {
-        let rig = try Rig.start(#"{"adapters": 1, "devices": []}"#, name: "startup", in: run, installation: installation)
+        let rig = try Rig.start(
+            #"{"adapters": 1, "devices": []}"#, name: "startup", in: run, installation: installation)
         defer { rig.stop() }
         var footprint = Footprint()
         for index in 0..<options.starts - 1 {
@@ -62,7 +63,8 @@ extension Bench {
             footprint.startMilliseconds.append(agent.startMilliseconds)
             agent.stop()
         }
-        let agent = try AgentProcess.start("idle", role: "central", adapter: "hci0", on: rig, installation: installation)
+        let agent = try AgentProcess.start(
+            "idle", role: "central", adapter: "hci0", on: rig, installation: installation)
         defer { agent.stop() }
         footprint.startMilliseconds.append(agent.startMilliseconds)
         pause(2)
@@ -79,7 +81,8 @@ extension Bench {
         let rig = try Rig.start(
             Scenarios.advertisers(devices, intervalMs: 10_000), name: "crowd", in: run, installation: installation)
         defer { rig.stop() }
-        let agent = try AgentProcess.start("crowd", role: "central", adapter: "hci0", on: rig, installation: installation)
+        let agent = try AgentProcess.start(
+            "crowd", role: "central", adapter: "hci0", on: rig, installation: installation)
         defer { agent.stop() }
         let offered0 = try rig.advertisementReports()
         _ = try agent.call("central.scan.start", [:])

@@ -28,23 +28,27 @@ struct IngestRow {
 extension Bench {
     func ingest(devices: Int) throws -> [IngestRow] {
         let rig = try Rig.start(
-            Scenarios.advertisers(devices, intervalMs: 20), name: "ingest-\(devices)", in: run, installation: installation)
+            Scenarios.advertisers(devices, intervalMs: 20), name: "ingest-\(devices)", in: run,
+            installation: installation)
         defer { rig.stop() }
         var rows: [IngestRow] = []
 
-        let agent = try AgentProcess.start("agent", role: "central", adapter: "hci0", on: rig, installation: installation)
+        let agent = try AgentProcess.start(
+            "agent", role: "central", adapter: "hci0", on: rig, installation: installation)
         do {
             defer { agent.stop() }
             _ = try agent.call("bench.scan.start", ["allowDuplicates": true])
             rows.append(
                 try window(devices: devices, client: "bleagent", pid: agent.pid, rig: rig) {
-                    try agent.call("bench.scan.count", timeout: 60).objectValue?["reports"]?.intValue.map(Double.init) ?? 0
+                    try agent.call("bench.scan.count", timeout: 60).objectValue?["reports"]?.intValue.map(Double.init)
+                        ?? 0
                 })
             _ = try? agent.call("bench.scan.stop", timeout: 10)
         }
         progress("ingest \(devices): bleagent \(Int(rows[0].handled))/s of \(Int(rows[0].offered))/s offered")
 
-        let bleak = try Peer("bleak-scan", script: "bleak_peer.py", arguments: ["hci0"], on: rig, installation: installation)
+        let bleak = try Peer(
+            "bleak-scan", script: "bleak_peer.py", arguments: ["hci0"], on: rig, installation: installation)
         defer { bleak.stop() }
         _ = try bleak.ask("scan", expecting: "scanning")
         rows.append(
@@ -57,7 +61,9 @@ extension Bench {
     }
 
     /// After the warm-up, the client's report count, its CPU and blesim's count at both ends of the window.
-    private func window(devices: Int, client: String, pid: Int32, rig: Rig, count: () throws -> Double) throws
+    private func window(
+        devices: Int, client: String, pid: Int32, rig: Rig, count: () throws -> Double
+    ) throws
         -> IngestRow
     {
         pause(options.warmup)

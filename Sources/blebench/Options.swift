@@ -68,7 +68,9 @@ struct Options {
             case "--sections":
                 let names = Set(value.split(separator: ",").map(String.init))
                 let unknown = names.subtracting(["ingest", "flows", "control", "crowd"])
-                guard unknown.isEmpty, !names.isEmpty else { throw BenchFailure("--sections: unknown \(unknown.sorted())") }
+                guard unknown.isEmpty, !names.isEmpty else {
+                    throw BenchFailure("--sections: unknown \(unknown.sorted())")
+                }
                 sections = names
             case "--ingest-devices": ingestDevices = try list(1...100_000)
             case "--warmup": warmup = try number(0...600)

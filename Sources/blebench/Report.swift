@@ -31,7 +31,10 @@ struct Results {
             out.append("Advertisement ingest (duplicates on; each client alone in its window)\n")
             out.append(
                 table(
-                    ["advertisers", "client", "offered/s", "handled/s", "handled", "CPU µs/report", "vs Bleak", "RSS MiB"],
+                    [
+                        "advertisers", "client", "offered/s", "handled/s", "handled", "CPU µs/report", "vs Bleak",
+                        "RSS MiB",
+                    ],
                     ingest.map { row in
                         let bleak = ingest.first { $0.devices == row.devices && $0.client == "Bleak" }?.cpuPerReport
                         let ratio = row.cpuPerReport.flatMap { mine in bleak.map { mine / $0 } }
@@ -47,10 +50,14 @@ struct Results {
             out.append("\nNotifications (peripheral → central) and writes without response (central → peripheral)\n")
             out.append(
                 table(
-                    ["flow", "pair", "path", "offered", "sent/s", "received/s", "sender CPU µs", "receiver CPU µs", "p50 µs", "p99 µs"],
+                    [
+                        "flow", "pair", "path", "offered", "sent/s", "received/s", "sender CPU µs", "receiver CPU µs",
+                        "p50 µs", "p99 µs",
+                    ],
                     flows.map { row in
                         [
-                            row.kind, row.pair, row.path, row.pace == 0 ? "saturated" : "\(row.pace)/s", whole(row.sentRate),
+                            row.kind, row.pair, row.path, row.pace == 0 ? "saturated" : "\(row.pace)/s",
+                            whole(row.sentRate),
                             whole(row.rate),
                             fixed(row.senderCPU, 1), fixed(row.receiverCPU, 1), fixed(row.p50, 0), fixed(row.p99, 0),
                         ]
@@ -63,7 +70,8 @@ struct Results {
                     ["clients", "requests/s", "p50 µs", "p99 µs", "agent CPU µs/request", "errors"],
                     control.map { row in
                         [
-                            "\(row.clients)", whole(row.rate), fixed(row.p50, 0), fixed(row.p99, 0), fixed(row.agentCPU, 1),
+                            "\(row.clients)", whole(row.rate), fixed(row.p50, 0), fixed(row.p99, 0),
+                            fixed(row.agentCPU, 1),
                             "\(row.errors)",
                         ]
                     }))
@@ -101,10 +109,13 @@ struct Results {
         let all = [header] + rows
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         func line(_ cells: [String]) -> String {
-            "| " + zip(cells, widths).map { $0 + String(repeating: " ", count: max(0, $1 - $0.count)) }.joined(separator: " | ")
+            "| "
+                + zip(cells, widths).map { $0 + String(repeating: " ", count: max(0, $1 - $0.count)) }.joined(
+                    separator: " | ")
                 + " |"
         }
-        return ([line(header), "|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|"]
+        return
+            ([line(header), "|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|"]
             + rows.map(line)).joined(separator: "\n")
     }
 }
@@ -136,9 +147,11 @@ func fixed(_ value: Double?, _ places: Int) -> String {
 /// The machine and its load, for the record: CPU model, cores, memory, kernel, load averages.
 func machineJSON(loadAtStart: String) -> JSON {
     let cpuinfo = readText("/proc/cpuinfo") ?? ""
-    let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+    let model =
+        cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
         .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimmingCharacters(in: " ") } ?? "?"
-    let memory = (readText("/proc/meminfo") ?? "").split(separator: "\n").first { $0.hasPrefix("MemTotal") }
+    let memory =
+        (readText("/proc/meminfo") ?? "").split(separator: "\n").first { $0.hasPrefix("MemTotal") }
         .flatMap { $0.split(separator: " ").dropFirst().first.flatMap { Double($0) } } ?? 0
     var name = utsname()
     uname(&name)

@@ -16,7 +16,8 @@ struct Installation {
 
     /// Fails with what to run when a piece is missing.
     func check() throws {
-        let build = "swift build -c release --product bleagent && swift build -c release --product blesim && "
+        let build =
+            "swift build -c release --product bleagent && swift build -c release --product blesim && "
             + "swift build -c release --product Bench"
         for (path, what) in [
             (agent, build), (blesim, build), (release + "/libBench.so", build),
@@ -45,7 +46,8 @@ struct Rig {
     let blesim: pid_t
 
     /// Starts the bus, then blesim with `scenario` (JSON text), each awaited on its ready line.
-    static func start(_ scenario: String, name: String, in run: RunDirectory, installation: Installation) throws -> Rig {
+    static func start(_ scenario: String, name: String, in run: RunDirectory, installation: Installation) throws -> Rig
+    {
         let directory = try run.subdirectory(name)
         let config = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"

@@ -80,28 +80,39 @@ enum BlueZServer {
         Log.ready("blesim: ready on \(bus) as \(connection.uniqueName ?? "?"), \(summary)")
 
         let air = Task { await host.run() }
-        let counters = Task { await printCountersWhenAsked(host) }
+        startCounterThread(host)
         let centrals = ScenarioCentralRunner.start(scenario.centrals, central: central, host: host)
         for await change in departures where change.newOwner == nil && change.name.hasPrefix(":") {
             local.ownerLeft(change.name)
             host.clientLeft(change.name)
         }
         air.cancel()
-        counters.cancel()
         for task in centrals { task.cancel() }
         throw Unavailable(description: "the bus connection closed")
     }
 
-    /// Prints the advertisement report counters after each SIGUSR1 (within 20 ms, the air caught up first).
-    private static func printCountersWhenAsked(_ host: SimHost) async {
-        while (try? await Task.sleep(for: .milliseconds(20))) != nil {
-            guard countersRequested.exchange(false, ordering: .relaxed) else { continue }
-            var counts = ""
-            host.update { world, _ in
-                counts = world.adapters.map { "hci\($0.index)=\($0.advertisementReports)" }.joined(separator: " ")
-                return []
-            }
-            Log.info("advertisement reports \(counts)")
+    /// A thread of its own (not Swift's pool, which a saturated blesim keeps busy) that prints the advertisement
+    /// report counters within 20 ms of each SIGUSR1.
+    private static func startCounterThread(_ host: SimHost) {
+        let job = Unmanaged.passRetained(host).toOpaque()
+        var thread = pthread_t()
+        let started = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                let host = Unmanaged<SimHost>.fromOpaque(argument).takeRetainedValue()
+                while true {
+                    usleep(20_000)
+                    guard countersRequested.exchange(false, ordering: .relaxed) else { continue }
+                    let counts = host.advertisementReports.enumerated().map { "hci\($0.offset)=\($0.element)" }
+                    Log.info("advertisement reports \(counts.joined(separator: " "))")
+                }
+            }, job)
+        if started == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<SimHost>.fromOpaque(job).release()
+            Log.error("no thread for the SIGUSR1 counters")
         }
     }
 

@@ -101,7 +101,8 @@ final class BenchCentral: Sendable {
         guard let remote = try await peripheral.discoverServices([service]).first else {
             throw BenchError.failed("the bench service is missing").error
         }
-        let uuids = try [BenchValue.notifyCharacteristic, BenchValue.writeCharacteristic].map(BluetoothUUID.init(parsing:))
+        let uuids = try [BenchValue.notifyCharacteristic, BenchValue.writeCharacteristic].map(
+            BluetoothUUID.init(parsing:))
         let characteristics = try await peripheral.discoverCharacteristics(uuids, for: remote)
         let notify = characteristics.first { $0.uuid == uuids[0] }
         let write = characteristics.first { $0.uuid == uuids[1] }
@@ -115,9 +116,13 @@ final class BenchCentral: Sendable {
     }
 
     private func link() throws -> (Peripheral, RemoteCharacteristic, RemoteCharacteristic) {
-        guard let (peripheral, notify, write) = state.withLock({ state in
-            state.peripheral.flatMap { peripheral in state.notify.flatMap { n in state.write.map { (peripheral, n, $0) } } }
-        }) else { throw BenchError.failed("not connected: call bench.connect first").error }
+        guard
+            let (peripheral, notify, write) = state.withLock({ state in
+                state.peripheral.flatMap { peripheral in
+                    state.notify.flatMap { n in state.write.map { (peripheral, n, $0) } }
+                }
+            })
+        else { throw BenchError.failed("not connected: call bench.connect first").error }
         return (peripheral, notify, write)
     }
 

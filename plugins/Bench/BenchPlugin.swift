@@ -77,10 +77,12 @@ func windowJSON(_ window: inout LatencyWindow) -> JSON {
 }
 
 /// An integer parameter within `range`, `fallback` when absent.
-func intParam(_ call: PluginCall, _ name: String, _ range: ClosedRange<Int64>, default fallback: Int64) throws -> Int64 {
+func intParam(_ call: PluginCall, _ name: String, _ range: ClosedRange<Int64>, default fallback: Int64) throws -> Int64
+{
     guard let value = call.params?.objectValue?[name] else { return fallback }
     guard let int = value.intValue, range.contains(int) else {
-        throw PluginMethodError.invalidParams("\(name): expected an integer from \(range.lowerBound) to \(range.upperBound)")
+        throw PluginMethodError.invalidParams(
+            "\(name): expected an integer from \(range.lowerBound) to \(range.upperBound)")
     }
     return int
 }
