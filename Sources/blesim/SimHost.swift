@@ -17,13 +17,14 @@ final class SimHost: Sendable {
     private let state: Mutex<State>
     private let origin = ContinuousClock.now
     /// Each adapter's advertisement reports as of the last advance, apart from the world's lock.
-    private let reports = Mutex<[UInt64]>([])
+    private let reports: Mutex<[UInt64]>
 
     /// Ticks closer together than this are merged (bounds the wake-up rate under load).
     static let minimumTick = Duration.milliseconds(2)
 
     init(world: SimWorld) {
         state = Mutex(State(world: world))
+        reports = Mutex(world.adapters.map(\.advertisementReports))
     }
 
     /// Where signals go from now on (set once the D-Bus objects exist).
