@@ -81,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "blesim-bench", dependencies: [core, "SimCore", "TestSupport"], swiftSettings: strict),
         // The benchmark of the agent beside Bleak and bless (docs/benchmarks.md): a program, not a test.
-        .executableTarget(name: "blebench", dependencies: [core], swiftSettings: strict),
+        .executableTarget(name: "blebench", dependencies: [core, "TestSupport"], swiftSettings: strict),
         // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
         .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),

@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import TestSupport
 
 /// Every process blebench starts, until it is reaped: whatever way blebench
 /// ends (a failure, Ctrl-C, SIGTERM, its own time limit), ``killAll()`` ends
@@ -32,16 +33,8 @@ enum Children {
                 posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
             }
         }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var attributes = SpawnAttributes()
+        defer { attributes.destroy() }
 
         var merged: [String: String] = [:]
         var index = 0
@@ -60,8 +53,8 @@ enum Children {
         let status = running.withLock { table -> Int32 in
             let status =
                 arguments[0].contains("/")
-                ? posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
-                : posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+                ? posix_spawn(&pid, arguments[0], &actions, &attributes.value, argv, envp)
+                : posix_spawnp(&pid, arguments[0], &actions, &attributes.value, argv, envp)
             if status == 0 { table[pid] = arguments[0] }
             return status
         }

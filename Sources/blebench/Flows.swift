@@ -38,13 +38,16 @@ struct FlowRow {
     }
 }
 
-/// What one measured flow reported: sent by the sender; received and latencies by the receiver.
-private struct FlowOutcome {
-    var sent = 0
-    var seconds = 0.0
-    var received = 0
-    var p50: Double?
-    var p99: Double?
+/// One flow to measure: who sends, who receives, how to run it at a pace and how to read (and reset) the
+/// receiver's window. Both ends answer in the Bench plugin's shapes (`sent`/`seconds`; `count`/`p50Us`/`p99Us`).
+private struct Flow {
+    let kind: String
+    let pair: String
+    let path: String
+    let sender: Int32
+    let receiver: Int32
+    let run: (_ pace: Int) throws -> JSON
+    let window: () throws -> JSON
 }
 
 extension Bench {
@@ -70,33 +73,23 @@ extension Bench {
             try waitFor("the central subscribed", seconds: 30) {
                 try peripheral.call("bench.state").objectValue?["subscribers"]?.intValue ?? 0 > 0
             }
-            let pids = [peripheral.pid, central.pid]
-            for pace in options.paces {
-                let outcome = try measure(pids: pids, reset: { try central.call("bench.notify.window") }) {
-                    let run = try peripheral.call(
-                        "bench.notify.run", ["rate": .int(Int64(pace)), "seconds": .int(Int64(options.window))],
-                        timeout: options.window + 30)
-                    return (run, try central.call("bench.notify.window"))
+            let window = options.window
+            func sending(_ agent: AgentProcess, _ method: String) -> (Int) throws -> JSON {
+                { pace in
+                    try agent.call(
+                        method, ["rate": .int(Int64(pace)), "seconds": .int(Int64(window))], timeout: window + 30)
                 }
-                rows.append(
-                    row("notifications", "bleagent → bleagent", fast ? "AcquireNotify" : "StartNotify", pace, outcome))
-                progress(describe(rows[rows.count - 1]))
             }
-            for pace in options.paces {
-                let outcome = try measure(
-                    pids: [central.pid, peripheral.pid],
-                    reset: {
-                        try peripheral.call("bench.write.window")
-                    }
-                ) {
-                    let run = try central.call(
-                        "bench.write.run", ["rate": .int(Int64(pace)), "seconds": .int(Int64(options.window))],
-                        timeout: options.window + 30)
-                    return (run, try peripheral.call("bench.write.window"))
-                }
-                rows.append(row("writes", "bleagent → bleagent", fast ? "AcquireWrite" : "WriteValue", pace, outcome))
-                progress(describe(rows[rows.count - 1]))
-            }
+            rows += try measure(
+                Flow(
+                    kind: "notifications", pair: "bleagent → bleagent", path: fast ? "AcquireNotify" : "StartNotify",
+                    sender: peripheral.pid, receiver: central.pid, run: sending(peripheral, "bench.notify.run"),
+                    window: { try central.call("bench.notify.window") }))
+            rows += try measure(
+                Flow(
+                    kind: "writes", pair: "bleagent → bleagent", path: fast ? "AcquireWrite" : "WriteValue",
+                    sender: central.pid, receiver: peripheral.pid, run: sending(central, "bench.write.run"),
+                    window: { try peripheral.call("bench.write.window") }))
         }
         return rows
     }
@@ -113,95 +106,73 @@ extension Bench {
             "bleak-central", script: "bleak_peer.py", arguments: ["hci1"], on: rig, installation: installation)
         defer { bleak.stop() }
         _ = try bleak.ask("connect", expecting: "connected", timeout: 90)
+        let seconds = options.window
+        /// A peer's "sent N SECONDS" / "wrote N SECONDS" in the plugin's result shape.
+        func sending(_ peer: Peer, _ command: String, _ word: String) -> (Int) throws -> JSON {
+            { pace in
+                let fields = try peer.ask(
+                    "\(command) 100000000 \(pace) \(seconds)", expecting: word, timeout: seconds + 30)
+                return [
+                    "sent": .int(Int64(fields.first ?? "") ?? 0),
+                    "seconds": .double(Double(fields.dropFirst().first ?? "") ?? 0),
+                ]
+            }
+        }
+        /// A peer's "window COUNT P50 P99 MAX" in the plugin's window shape.
+        func windowOf(_ peer: Peer) -> () throws -> JSON {
+            {
+                let fields = try peer.ask("window", expecting: "window")
+                func number(_ index: Int) -> JSON {
+                    fields.count > index ? Double(fields[index]).map(JSON.double) ?? .null : .null
+                }
+                return ["count": .int(Int64(fields.first ?? "") ?? 0), "p50Us": number(1), "p99Us": number(2)]
+            }
+        }
         var rows: [FlowRow] = []
         for method in ["start", "acquire"] {
             _ = try bleak.ask("subscribe \(method)", expecting: "subscribed")
-            for pace in options.paces {
-                let outcome = try measure(
-                    pids: [bless.pid, bleak.pid],
-                    reset: {
-                        Self.peerWindow(try bleak.ask("window", expecting: "window"))
-                    }
-                ) {
-                    let sent = try bless.ask(
-                        "notify 100000000 \(pace) \(options.window)", expecting: "sent", timeout: options.window + 30)
-                    return (Self.peerRun(sent), Self.peerWindow(try bleak.ask("window", expecting: "window")))
-                }
-                let path = method == "start" ? "StartNotify" : "AcquireNotify"
-                rows.append(row("notifications", "bless → Bleak", path, pace, outcome))
-                progress(describe(rows[rows.count - 1]))
-            }
+            rows += try measure(
+                Flow(
+                    kind: "notifications", pair: "bless → Bleak",
+                    path: method == "start" ? "StartNotify" : "AcquireNotify",
+                    sender: bless.pid, receiver: bleak.pid, run: sending(bless, "notify", "sent"),
+                    window: windowOf(bleak)))
             _ = try bleak.ask("unsubscribe", expecting: "unsubscribed")
         }
-        for pace in options.paces {
-            let outcome = try measure(
-                pids: [bleak.pid, bless.pid],
-                reset: {
-                    Self.peerWindow(try bless.ask("window", expecting: "window"))
-                }
-            ) {
-                let wrote = try bleak.ask(
-                    "write 100000000 \(pace) \(options.window)", expecting: "wrote", timeout: options.window + 30)
-                return (Self.peerRun(wrote), Self.peerWindow(try bless.ask("window", expecting: "window")))
-            }
-            rows.append(row("writes", "Bleak → bless", "WriteValue", pace, outcome))
-            progress(describe(rows[rows.count - 1]))
-        }
+        rows += try measure(
+            Flow(
+                kind: "writes", pair: "Bleak → bless", path: "WriteValue", sender: bleak.pid, receiver: bless.pid,
+                run: sending(bleak, "write", "wrote"), window: windowOf(bless)))
         return rows
     }
 
-    /// Resets the receiver's window until half a second passes with nothing received (values of an earlier flow
-    /// still queued are not counted; at most a minute), runs the flow with the CPU of [sender, receiver] measured,
-    /// and returns the outcome with each side's CPU seconds.
-    private func measure(
-        pids: [Int32], reset: () throws -> JSON, _ flow: () throws -> (JSON, JSON)
-    ) throws -> (
-        FlowOutcome, [Double]
-    ) {
-        let draining = Stopwatch()
-        _ = try reset()
-        repeat { pause(0.5) } while try reset().objectValue?["count"]?.intValue ?? 0 > 0 && draining.seconds < 60
-        let cpu = CPUWindow(pids)
-        let (run, window) = try flow()
-        let (used, _) = cpu.end()
-        let result = run.objectValue
-        let received = window.objectValue
-        let outcome = FlowOutcome(
-            sent: Int(result?["sent"]?.intValue ?? 0), seconds: result?["seconds"]?.doubleValue ?? 0,
-            received: Int(received?["count"]?.intValue ?? 0), p50: received?["p50Us"]?.doubleValue,
-            p99: received?["p99Us"]?.doubleValue)
-        return (outcome, used)
-    }
-
-    private func row(
-        _ kind: String, _ pair: String, _ path: String, _ pace: Int, _ measured: (FlowOutcome, [Double])
-    )
-        -> FlowRow
-    {
-        let (outcome, cpu) = measured
-        return FlowRow(
-            kind: kind, pair: pair, path: path, pace: pace, sent: outcome.sent, received: outcome.received,
-            seconds: outcome.seconds, senderCPU: outcome.sent > 0 ? cpu[0] / Double(outcome.sent) * 1e6 : nil,
-            receiverCPU: outcome.received > 0 ? cpu[1] / Double(outcome.received) * 1e6 : nil, p50: outcome.p50,
-            p99: outcome.p99)
-    }
-
-    /// A peer's "sent N SECONDS" / "wrote N SECONDS" as the plugin's result shape.
-    private static func peerRun(_ fields: [String]) -> JSON {
-        ["sent": .int(Int64(fields.first ?? "") ?? 0), "seconds": .double(Double(fields.dropFirst().first ?? "") ?? 0)]
-    }
-
-    /// A peer's "window COUNT P50 P99 MAX" as the plugin's window shape.
-    private static func peerWindow(_ fields: [String]) -> JSON {
-        func number(_ index: Int) -> JSON {
-            fields.count > index ? Double(fields[index]).map(JSON.double) ?? .null : .null
+    /// `flow` saturated and paced: for each, resets the receiver's window until half a second passes with
+    /// nothing received (values of an earlier flow still queued are not counted; at most a minute), then runs
+    /// it with the CPU of both ends measured.
+    private func measure(_ flow: Flow) throws -> [FlowRow] {
+        try options.paces.map { pace in
+            let draining = Stopwatch()
+            _ = try flow.window()
+            repeat {
+                pause(0.5)
+            } while try flow.window().objectValue?["count"]?.intValue ?? 0 > 0
+                && draining.seconds < 60
+            let cpu = CPUWindow([flow.sender, flow.receiver])
+            let result = try flow.run(pace).objectValue
+            let received = try flow.window().objectValue
+            let (used, _) = cpu.end()
+            let sent = Int(result?["sent"]?.intValue ?? 0)
+            let count = Int(received?["count"]?.intValue ?? 0)
+            let row = FlowRow(
+                kind: flow.kind, pair: flow.pair, path: flow.path, pace: pace, sent: sent, received: count,
+                seconds: result?["seconds"]?.doubleValue ?? 0, senderCPU: sent > 0 ? used[0] / Double(sent) * 1e6 : nil,
+                receiverCPU: count > 0 ? used[1] / Double(count) * 1e6 : nil, p50: received?["p50Us"]?.doubleValue,
+                p99: received?["p99Us"]?.doubleValue)
+            progress(
+                "\(row.kind) \(row.pair) \(row.path) \(pace == 0 ? "saturated" : "at \(pace)/s"): "
+                    + "\(Int(row.rate))/s, p99 \(row.p99.map { "\(Int($0)) µs" } ?? "-")")
+            return row
         }
-        return ["count": .int(Int64(fields.first ?? "") ?? 0), "p50Us": number(1), "p99Us": number(2)]
-    }
-
-    private func describe(_ row: FlowRow) -> String {
-        "\(row.kind) \(row.pair) \(row.path) \(row.pace == 0 ? "saturated" : "at \(row.pace)/s"): "
-            + "\(Int(row.rate))/s, p99 \(row.p99.map { "\(Int($0)) µs" } ?? "-")"
     }
 }
 

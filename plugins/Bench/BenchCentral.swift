@@ -146,29 +146,12 @@ final class BenchCentral: Sendable {
     private func writes(count: Int, rate: Int, seconds: Double) async throws -> JSON {
         let (peripheral, _, write) = try link()
         var ready = peripheral.readyToSendWriteWithoutResponse().makeAsyncIterator()
-        let clock = ContinuousClock()
-        let start = clock.now
-        let end = start + .milliseconds(Int(seconds * 1000))
-        var sent = 0
-        var waits = 0
-        while sent < count, clock.now < end, !Task.isCancelled {
-            if rate > 0 {
-                let due = start + .microseconds(Int64(sent) * 1_000_000 / Int64(rate))
-                if due > clock.now { try await Task.sleep(until: due, clock: clock) }
-            }
-            if !peripheral.canSendWriteWithoutResponse {
-                waits += 1
-                _ = await ready.next()
-                continue
-            }
-            try await peripheral.writeValue(BenchValue.encode(UInt64(sent)), for: write, type: .withoutResponse)
-            sent += 1
+        return try await pacedRun(count: count, rate: rate, seconds: seconds) { sequence in
+            guard peripheral.canSendWriteWithoutResponse else { return false }
+            try await peripheral.writeValue(BenchValue.encode(sequence), for: write, type: .withoutResponse)
+            return true
+        } wait: {
+            _ = await ready.next()
         }
-        let elapsed = clock.now - start
-        let (whole, fraction) = elapsed.components
-        return [
-            "sent": .int(Int64(sent)), "seconds": .double(Double(whole) + Double(fraction) / 1e18),
-            "waits": .int(Int64(waits)),
-        ]
     }
 }

@@ -79,36 +79,19 @@ final class BenchPeripheral: Sendable {
             let rate = try intParam(call, "rate", 0...1_000_000, default: 0)
             let seconds = try intParam(call, "seconds", 1...3600, default: 5)
             return try await withDeadline(seconds: Double(seconds) + 10, "bench.notify.run") {
-                await self.notifications(count: Int(count), rate: Int(rate), seconds: Double(seconds))
+                try await self.notifications(count: Int(count), rate: Int(rate), seconds: Double(seconds))
             }
         }
     }
 
     /// Notifies for `seconds` (or `count` values), at `rate` a second (0: as
     /// fast as the transmit queue takes them).
-    private func notifications(count: Int, rate: Int, seconds: Double) async -> JSON {
+    private func notifications(count: Int, rate: Int, seconds: Double) async throws -> JSON {
         var ready = manager.readyToUpdate().makeAsyncIterator()
-        let clock = ContinuousClock()
-        let start = clock.now
-        let end = start + .milliseconds(Int(seconds * 1000))
-        var sent = 0
-        var full = 0
-        while sent < count, clock.now < end, !Task.isCancelled {
-            if rate > 0 {
-                let due = start + .microseconds(Int64(sent) * 1_000_000 / Int64(rate))
-                if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
-            }
-            if manager.updateValue(BenchValue.encode(UInt64(sent)), for: notify) {
-                sent += 1
-            } else {
-                full += 1
-                _ = await ready.next()
-            }
+        return try await pacedRun(count: count, rate: rate, seconds: seconds) { sequence in
+            manager.updateValue(BenchValue.encode(sequence), for: notify)
+        } wait: {
+            _ = await ready.next()
         }
-        let (whole, fraction) = (clock.now - start).components
-        return [
-            "sent": .int(Int64(sent)), "seconds": .double(Double(whole) + Double(fraction) / 1e18),
-            "queueFull": .int(Int64(full)),
-        ]
     }
 }

@@ -86,3 +86,33 @@ func intParam(_ call: PluginCall, _ name: String, _ range: ClosedRange<Int64>, d
     }
     return int
 }
+
+/// Calls `send` with sequence numbers up to `count` times within `seconds`, `rate` a second (0: as fast as it
+/// goes). `send` returns false when the sender's queue is full; `wait` then waits for room before the next try.
+/// The result: `sent`, `seconds`, and `waits` (how often the queue was full).
+func pacedRun(
+    count: Int, rate: Int, seconds: Double, send: (UInt64) async throws -> Bool, wait: () async -> Void
+) async throws -> JSON {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let end = start + .milliseconds(Int(seconds * 1000))
+    var sent = 0
+    var waits = 0
+    while sent < count, clock.now < end, !Task.isCancelled {
+        if rate > 0 {
+            let due = start + .microseconds(Int64(sent) * 1_000_000 / Int64(rate))
+            if due > clock.now { try await Task.sleep(until: due, clock: clock) }
+        }
+        if try await send(UInt64(sent)) {
+            sent += 1
+        } else {
+            waits += 1
+            await wait()
+        }
+    }
+    let (whole, fraction) = (clock.now - start).components
+    return [
+        "sent": .int(Int64(sent)), "seconds": .double(Double(whole) + Double(fraction) / 1e18),
+        "waits": .int(Int64(waits)),
+    ]
+}
