@@ -39,7 +39,7 @@ final class ControlConnection {
             offset += count
         }
         guard let reply = reader.next(timeout: timeout) else {
-            throw BenchFailure("control socket: no reply within \(timeout) s to \(line.prefix(120))")
+            throw BenchFailure("control socket: no reply (closed, or none within \(timeout) s) to \(line.prefix(120))")
         }
         return reply
     }

@@ -1,5 +1,6 @@
 import Glibc
 import JSON
+import Synchronization
 
 // blebench: the agent beside Bleak and bless, in one run on private buses and blesim (docs/benchmarks.md).
 // A program, not a test: it prints figures. It builds nothing; it stops at its time limit, and on any exit path
@@ -53,8 +54,15 @@ do {
     exit(1)
 }
 
-/// Kills every child, removes the temporary directory and exits with `status`.
+/// Set by the first ``finish(_:)``; a second caller (the main thread failing because a signal's finish killed
+/// its children) waits for the first to exit.
+let finishing = Atomic<Bool>(false)
+
+/// Kills every child, removes the temporary directory and exits with `status` (the first caller's).
 func finish(_ status: Int32) -> Never {
+    if finishing.exchange(true, ordering: .acquiringAndReleasing) {
+        while true { pause(3600) }
+    }
     Children.killAll()
     if options.keep {
         printError("blebench: kept \(runDirectory.path)\n")
@@ -98,7 +106,7 @@ do {
     }
     if options.sections.contains("crowd") { results.crowd = try bench.crowd() }
 } catch {
-    printError("blebench: \(error)\n")
+    if !finishing.load(ordering: .acquiring) { printError("blebench: \(error)\n") }
     finish(1)
 }
 results.machine = machineJSON(loadAtStart: loadAtStart)
