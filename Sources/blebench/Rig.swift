@@ -16,23 +16,19 @@ struct Installation {
 
     /// Fails with what to run when a piece is missing.
     func check() throws {
-        let build =
-            "swift build -c release --product bleagent && swift build -c release --product blesim && "
-            + "swift build -c release --product Bench"
-        for (path, what) in [
-            (agent, build), (blesim, build), (release + "/libBench.so", build),
-            (python, "bash -c '. scripts/bleak-venv.sh; ensure_bench_venv'"),
-            (script("bleak_peer.py"), "a checkout of the repository around \(release)"),
-        ] where access(path, X_OK) != 0 && access(path, R_OK) != 0 {
-            throw BenchFailure("missing \(path): run `\(what)` first (docs/benchmarks.md)")
+        let setup = "scripts/blebench-setup.sh (the release build and the bench venv)"
+        for path in [agent, blesim, release + "/libBench.so", python, script("bleak_peer.py")]
+        where access(path, R_OK) != 0 {
+            throw BenchFailure("missing \(path): run \(setup) first, or see --release and --python")
         }
-        for tool in ["dbus-daemon", "busctl"] where !onPath(tool) {
-            throw BenchFailure("\(tool) is not on PATH (Debian: dbus-daemon, systemd)")
+        guard onPath("dbus-daemon") else {
+            throw BenchFailure(
+                "dbus-daemon is not on PATH (Debian's dbus-daemon; scripts/blebench-setup.sh installs it)")
         }
     }
 
     private func onPath(_ tool: String) -> Bool {
-        let path = String(cString: getenv("PATH") ?? strdup("/usr/bin:/bin"))
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
         return path.split(separator: ":").contains { access("\($0)/\(tool)", X_OK) == 0 }
     }
 }
