@@ -38,13 +38,8 @@ final class BenchCentral: Sendable {
         }
         try methods.register("bench.notify.subscribe") { [self] _ in try await subscribe() }
         try methods.register("bench.notify.window") { [self] _ in state.withLock { windowJSON(&$0.notifications) } }
-        try methods.register("bench.write.run") { [self] call in
-            let count = try intParam(call, "count", 1...100_000_000, default: 1_000_000)
-            let rate = try intParam(call, "rate", 0...1_000_000, default: 0)
-            let seconds = try intParam(call, "seconds", 1...3600, default: 5)
-            return try await withDeadline(seconds: Double(seconds) + 10, "bench.write.run") {
-                try await self.writes(count: Int(count), rate: Int(rate), seconds: Double(seconds))
-            }
+        try registerRun("bench.write.run", on: methods) { [self] count, rate, seconds in
+            try await writes(count: count, rate: rate, seconds: seconds)
         }
     }
 

@@ -74,13 +74,8 @@ final class BenchPeripheral: Sendable {
             ]
         }
         try methods.register("bench.write.window") { [self] _ in state.withLock { windowJSON(&$0.writes) } }
-        try methods.register("bench.notify.run") { [self] call in
-            let count = try intParam(call, "count", 1...100_000_000, default: 1_000_000)
-            let rate = try intParam(call, "rate", 0...1_000_000, default: 0)
-            let seconds = try intParam(call, "seconds", 1...3600, default: 5)
-            return try await withDeadline(seconds: Double(seconds) + 10, "bench.notify.run") {
-                try await self.notifications(count: Int(count), rate: Int(rate), seconds: Double(seconds))
-            }
+        try registerRun("bench.notify.run", on: methods) { [self] count, rate, seconds in
+            try await notifications(count: count, rate: rate, seconds: seconds)
         }
     }
 

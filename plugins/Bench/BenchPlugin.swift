@@ -116,3 +116,19 @@ func pacedRun(
         "waits": .int(Int64(waits)),
     ]
 }
+
+/// Registers `method`, a run taking `count` (default a million), `rate` a second (0, the default: as fast as
+/// flow control allows) and `seconds` (default 5), cancelled 10 s after `seconds`.
+func registerRun(
+    _ method: String, on methods: any PluginMethodRegistrar,
+    _ run: @escaping @Sendable (_ count: Int, _ rate: Int, _ seconds: Double) async throws -> JSON
+) throws {
+    try methods.register(method) { call in
+        let count = try intParam(call, "count", 1...100_000_000, default: 1_000_000)
+        let rate = try intParam(call, "rate", 0...1_000_000, default: 0)
+        let seconds = try intParam(call, "seconds", 1...3600, default: 5)
+        return try await withDeadline(seconds: Double(seconds) + 10, method) {
+            try await run(Int(count), Int(rate), Double(seconds))
+        }
+    }
+}
