@@ -266,7 +266,7 @@ extension AgentConfig {
                 top.issue("rpcAllow", "expected an array of method names or \"namespace.*\" patterns")
             }
         }
-        return (allow, top.flag("acceptConfig") ?? true)
+        return (allow, top.bool("acceptConfig") ?? true)
     }
 
     private static func isMethodPattern(_ text: String) -> Bool {
@@ -278,8 +278,8 @@ extension AgentConfig {
 
     private static func readHomeAssistant(_ top: inout ConfigReader) -> Fleet.HomeAssistant? {
         section(&top, "homeAssistant", Fleet.HomeAssistant()) { reader, settings in
-            settings.enabled = reader.flag("enabled") ?? settings.enabled
-            settings.nodeTopicLevel = reader.flag("nodeTopicLevel") ?? settings.nodeTopicLevel
+            settings.enabled = reader.bool("enabled") ?? settings.enabled
+            settings.nodeTopicLevel = reader.bool("nodeTopicLevel") ?? settings.nodeTopicLevel
             if let prefix = reader.nonEmptyString("discoveryPrefix") {
                 if let problem = FleetURL.topicProblem(prefix) {
                     reader.issue("discoveryPrefix", problem)
@@ -292,16 +292,6 @@ extension AgentConfig {
 }
 
 extension ConfigReader {
-    /// A boolean, or nil (with an issue when present but not a boolean).
-    mutating func flag(_ key: String) -> Bool? {
-        guard let value = value(key, required: false) else { return nil }
-        guard let flag = value.boolValue else {
-            issue(key, "expected a boolean, found \(kindName(of: value))")
-            return nil
-        }
-        return flag
-    }
-
     /// An integer within `range`, or nil (with an issue when present but wrong).
     mutating func bounded(_ key: String, _ range: ClosedRange<Int>) -> Int? {
         guard let value = int(key) else { return nil }
