@@ -120,6 +120,8 @@ public struct AgentConfig: Sendable, Hashable {
     public var bluez: BlueZ
     /// The settings of each configured role; always holds ``role``.
     public var roles: [Role: RoleSettings]
+    /// The MQTT fleet settings; nil when the config has no `fleet` section.
+    public var fleet: Fleet?
 
     /// The settings of the role to run.
     public var selectedRole: RoleSettings? { roles[role] }
@@ -170,9 +172,11 @@ extension AgentConfig {
         let roles = Self.readRoles(&top, selected: role)
         let sim = Self.readSim(&top, directory: directory, control: control)
         let bluez = Self.readBlueZ(&top)
+        let fleet = Self.readFleet(&top, directory: directory)
         top.finish()
         issues += top.issues
-        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim, let bluez else {
+        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim, let bluez, let fleet
+        else {
             throw ConfigError(file: reportedAs ?? file, issues: issues)
         }
         self.file = file
@@ -186,6 +190,7 @@ extension AgentConfig {
         self.roles = roles
         self.sim = sim
         self.bluez = bluez
+        self.fleet = fleet
     }
 
     private static func readBlueZ(_ top: inout ConfigReader) -> BlueZ? {
