@@ -116,6 +116,24 @@ struct AgentProcessTests {
                     + "\(agent.configPath): roles.peripheral: missing required field\n"))
     }
 
+    @Test("blectl refused by the agent (control.allowedUids) says why and exits 69, every time")
+    func refusedClient() throws {
+        let other = geteuid() == 65534 ? 65533 : 65534
+        let agent = try RunningAgent(
+            config: RunningAgent.config(role: "central", extra: #", "allowedUids": [\#(other)]"#))
+        // The agent writes its refusal and closes at once; whether blectl's request went out
+        // before the close or failed on it (EPIPE), the reason is what it reports.
+        for _ in 0..<20 {
+            let refused = try blectl(["--socket", agent.socketPath, "status"])
+            #expect(refused.status == 69)
+            #expect(
+                refused.stderr
+                    == "blectl: agent unreachable: the agent refused the connection: uid \(geteuid()) is not allowed (control.allowedUids) (-32002)\n"
+            )
+        }
+        #expect(agent.stop().status == 0)
+    }
+
     @Test(
         "contrib/systemd/bleagent.service passes systemd-analyze verify (ExecStart pointed at the built agent), is Type=notify, reloads with SIGHUP, does not restart on an invalid config (78) and runs hardened as bleagent"
     )
