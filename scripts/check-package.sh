@@ -129,6 +129,8 @@ else
     fail "systemd-analyze security: exposure '${score:-none}' (at most 2.0 expected)"
 fi
 
+bash -n "$root/usr/share/bash-completion/completions/blectl" || fail "blectl's bash completion does not parse"
+
 # 6. Man pages render without warnings.
 for page in "$root"/usr/share/man/man*/*.gz; do
     warnings=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l "$page" 2>&1 >/dev/null)

@@ -147,5 +147,7 @@ chmod 0644 "$root/DEBIAN/md5sums" "$root/DEBIAN/control"
 epoch=$(git log -1 --format=%ct 2>/dev/null || date +%s)
 find "$root" -exec touch -h -d "@$epoch" {} +
 deb=$out/bleagent_${version}_amd64.deb
-SOURCE_DATE_EPOCH=$epoch dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >&2
+# Written beside, then renamed: a reader (the VM payload) never sees half a package.
+SOURCE_DATE_EPOCH=$epoch dpkg-deb --root-owner-group -Zxz --build "$root" "$deb.partial" >&2
+mv "$deb.partial" "$deb"
 echo "$deb"

@@ -28,3 +28,10 @@ swift test --skip-build --disable-xctest --no-parallel
 
 log "the README's run command, bounded"
 scripts/run.sh --duration 3
+
+log "the Debian package: release build, then its contents, unit, man pages and lintian"
+ensure_packages lintian
+start=$SECONDS
+deb=$(scripts/package.sh)
+log "scripts/package.sh took $((SECONDS - start)) s"
+scripts/check-package.sh "$deb"
