@@ -2,8 +2,9 @@
 # Checks a built bleagent .deb without installing it: its file list, owners
 # and modes against contrib/debian/contents.txt, the control fields, the
 # conffile, the ELF files' RUNPATH and that every library they need is shipped
-# or comes from a declared Debian dependency, the packaged config, the unit
-# (systemd-analyze verify on the unpacked tree), the man pages (no groff
+# or comes from a declared Debian dependency, the packaged config, the agent on
+# the simulator under the unit's system call filter (scripts/unit-sandbox.py),
+# the unit (systemd-analyze verify, its security score), the man pages (no groff
 # warnings) and, when lintian is installed, lintian (only the tags listed and
 # explained in contrib/debian/lintian-expected.txt may appear).
 #
@@ -102,8 +103,39 @@ for example in "$root"/usr/share/doc/bleagent/examples/*.json; do
     "$root/usr/bin/bleagent" --check-config --config "$work/example.json" >/dev/null 2>&1 ||
         fail "$(basename "$example"): $("$root/usr/bin/bleagent" --check-config --config "$work/example.json" 2>&1)"
 done
-unset LD_LIBRARY_PATH
 pass "the packaged roles.json and the examples are valid (bleagent --check-config)"
+
+# The packaged agent on the simulator (the packaged example, paths into the
+# unpacked tree) under the unit's system call filter and W^X rules
+# (scripts/unit-sandbox.py): its children, the private bus and blesim, too.
+if /usr/bin/python3 -c 'import seccomp' 2>/dev/null; then
+    jq --arg root "$root" --arg work "$work" '.control.socket = "\($work)/run/control.sock" | del(.control.group)
+        | .restore.stateDirectory = "\($work)/state" | .pluginDirectory = "\($root)/usr/lib/bleagent/plugins"
+        | .sim.scenario = "\($root)/usr/share/bleagent/scenarios/default.json"' \
+        "$root/usr/share/doc/bleagent/examples/roles-simulator.json" > "$work/sim.json"
+    /usr/bin/python3 scripts/unit-sandbox.py "$root/lib/systemd/system/bleagent.service" \
+        "$root/usr/bin/bleagent" --config "$work/sim.json" > "$work/sandbox.log" 2>&1 &
+    agent=$!
+    selected=no
+    for _ in $(seq 300); do
+        "$root/usr/bin/blectl" --socket "$work/run/control.sock" --json call pos.terminals 2>/dev/null |
+            jq -e '.terminals[] | select(.selected)' >/dev/null 2>&1 && { selected=yes; break; }
+        kill -0 "$agent" 2>/dev/null || break
+        sleep 0.2
+    done
+    "$root/usr/bin/blectl" --socket "$work/run/control.sock" shutdown >/dev/null 2>&1
+    wait "$agent"
+    rc=$?
+    if [ "$selected" = yes ] && [ "$rc" -eq 0 ]; then
+        pass "the packaged agent, blesim and the private bus run under the unit's SystemCallFilter and MemoryDenyWriteExecute"
+    else
+        fail "under the unit's system call filter: terminal selected: $selected, exit $rc; its log:"
+        cat "$work/sandbox.log" >&2
+    fi
+else
+    fail "python3-seccomp is not installed: the unit's system call filter is not checked (apt-get install python3-seccomp)"
+fi
+unset LD_LIBRARY_PATH
 
 # 5. The unit, as installed.
 # Verified on this machine's systemd with ExecStart pointed at the unpacked

@@ -72,7 +72,8 @@ echo "peripheral $PERIPHERAL_HCI $P_ADDR, central $CENTRAL_HCI"
 # ---------------------------------------------------------------- 2. the agents, as the unit runs them
 # What systemd does for the unit: the directories (StateDirectory=, RuntimeDirectory=, with their
 # modes), then the process as User=/Group= with the user's supplementary groups, NoNewPrivileges=,
-# an empty CapabilityBoundingSet=, UMask= and the service environment.
+# an empty CapabilityBoundingSet=, UMask= and the service environment; then the unit's system call
+# filter and MemoryDenyWriteExecute= (scripts/unit-sandbox.py, as systemd installs them).
 unit_value() { sed -n "s/^$1=//p" /lib/systemd/system/bleagent.service | tail -n 1; }
 install -d -o "$(unit_value User)" -g "$(unit_value Group)" -m "$(unit_value StateDirectoryMode)" /var/lib/bleagent
 install -d -o "$(unit_value User)" -g "$(unit_value Group)" -m "$(unit_value RuntimeDirectoryMode)" /run/bleagent
@@ -80,7 +81,8 @@ SERVICE=(setpriv --reuid="$(unit_value User)" --regid="$(unit_value Group)" --in
     --inh-caps=-all --bounding-set=-all
     env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/var/lib/bleagent
     USER=bleagent LOGNAME=bleagent SHELL=/usr/sbin/nologin STATE_DIRECTORY=/var/lib/bleagent
-    RUNTIME_DIRECTORY=/run/bleagent)
+    RUNTIME_DIRECTORY=/run/bleagent
+    /usr/bin/python3 "$ROOT/scripts/unit-sandbox.py" /lib/systemd/system/bleagent.service)
 # service_start WHO CONFIG: bleagent as the unit's ExecStart with CONFIG (the pid stays the agent's
 # through the execs); logs in /lab-out/agent-WHO.log.
 service_start() {
@@ -120,11 +122,11 @@ expect_within 60 "agent p (peripheral, SensorAggregator) running" role_running p
 expect_within 60 "agent c (central, Diagnostics) running" role_running c
 for who in p c; do
     pid=$(eval echo "\$AGENT_PID_$who")
-    check "agent $who runs as bleagent:bleagent with no capabilities and no_new_privs" sh -c \
+    check "agent $who runs as bleagent:bleagent with no capabilities, no_new_privs and the seccomp filter" sh -c \
         "grep -q '^Uid:[[:space:]]*$(id -u bleagent)[[:space:]]' /proc/$pid/status &&
          grep -q '^Gid:[[:space:]]*$(id -g bleagent)[[:space:]]' /proc/$pid/status &&
          grep -q '^CapEff:[[:space:]]*0*$' /proc/$pid/status && grep -q '^CapBnd:[[:space:]]*0*$' /proc/$pid/status &&
-         grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/$pid/status"
+         grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/$pid/status && grep -q '^Seccomp:[[:space:]]*2$' /proc/$pid/status"
 done
 check "the control sockets are bleagent:bleagent-operators 0660" sh -c \
     '[ "$(stat -c "%U:%G %a" /run/bleagent/control.sock)" = "bleagent:bleagent-operators 660" ] &&
