@@ -38,6 +38,8 @@ started=$(date +%s)
 # ---------------------------------------------------------------- 1. install
 mark install
 if dpkg -s bleagent > /dev/null 2>&1; then echo "FAIL: set-up: bleagent is already installed here"; exit 3; fi
+# A fresh machine: whatever the host left in these paths (the guest sees the host's /) must not leak in.
+rm -rf /var/lib/bleagent /run/bleagent /etc/bleagent
 # man-db's trigger rebuilds the whole index (minutes under the VM's emulation); man finds the
 # pages without it, and this overlay is thrown away.
 rm -f /var/lib/man-db/auto-update
@@ -77,6 +79,8 @@ echo "peripheral $PERIPHERAL_HCI $P_ADDR, central $CENTRAL_HCI"
 unit_value() { sed -n "s/^$1=//p" /lib/systemd/system/bleagent.service | tail -n 1; }
 install -d -o "$(unit_value User)" -g "$(unit_value Group)" -m "$(unit_value StateDirectoryMode)" /var/lib/bleagent
 install -d -o "$(unit_value User)" -g "$(unit_value Group)" -m "$(unit_value RuntimeDirectoryMode)" /run/bleagent
+# As systemd does for an existing StateDirectory= of another owner: everything below is the user's.
+chown -R "$(unit_value User):$(unit_value Group)" /var/lib/bleagent
 SERVICE=(setpriv --reuid="$(unit_value User)" --regid="$(unit_value Group)" --init-groups --no-new-privs
     --inh-caps=-all --bounding-set=-all
     env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 HOME=/var/lib/bleagent
@@ -122,6 +126,7 @@ expect_within 60 "agent p (peripheral, SensorAggregator) running" role_running p
 expect_within 60 "agent c (central, Diagnostics) running" role_running c
 for who in p c; do
     pid=$(eval echo "\$AGENT_PID_$who")
+    grep -E '^(Umask|Uid|Gid|Groups|Seccomp):' "/proc/$pid/status" | tr '\n' ' '; echo
     check "agent $who runs as bleagent:bleagent with no capabilities, no_new_privs and the seccomp filter" sh -c \
         "grep -q '^Uid:[[:space:]]*$(id -u bleagent)[[:space:]]' /proc/$pid/status &&
          grep -q '^Gid:[[:space:]]*$(id -g bleagent)[[:space:]]' /proc/$pid/status &&
