@@ -3,7 +3,7 @@
 # release build (docs/install.md says what goes where and why).
 #
 # Usage: scripts/package.sh [--out DIR]     (default: .build/package)
-# Prints the .deb's path on stdout. The staging tree is left in DIR/root for
+# Prints the .deb's (absolute) path on stdout. The staging tree is left in DIR/root for
 # scripts/check-package.sh. Packaging files live in contrib/debian; man pages
 # are generated from docs/man/*.md with go-md2man.
 set -euo pipefail
@@ -19,6 +19,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+out=$(realpath -m "$out")
 # dpkg-dev: dpkg-shlibdeps; binutils: strip and readelf; go-md2man: the man pages.
 ensure_setup dpkg-dev binutils go-md2man
 umask 022
@@ -128,8 +129,11 @@ trap 'rm -rf "$shlibs"' EXIT
 mkdir "$shlibs/debian"
 printf 'Source: bleagent\n\nPackage: bleagent\nArchitecture: amd64\n' > "$shlibs/debian/control"
 elf_files=("$root"/usr/bin/* "$root$libdir"/*.so "$root$libdir"/plugins/*.so)
-depends=$(cd "$shlibs" && dpkg-shlibdeps -O -S"$OLDPWD/$root" "${elf_files[@]/#/$OLDPWD/}" 2>"$shlibs/warnings" |
-    sed -n 's/^shlibs:Depends=//p')
+if ! (cd "$shlibs" && dpkg-shlibdeps -O -S"$root" "${elf_files[@]}") > "$shlibs/substvars" 2> "$shlibs/warnings"; then
+    cat "$shlibs/warnings" >&2
+    exit 1
+fi
+depends=$(sed -n 's/^shlibs:Depends=//p' "$shlibs/substvars")
 # Expected: the private Swift libraries have no SONAME version and no shlibs
 # entry (they are in this package), and one runtime library links another it
 # does not use. Anything else is shown.
