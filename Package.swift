@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "PaymentTerminalScanner", type: .dynamic, targets: ["PaymentTerminalScannerEntry"]),
         .library(name: "SensorAggregator", type: .dynamic, targets: ["SensorAggregatorEntry"]),
         .library(name: "VirtualPaymentTerminal", type: .dynamic, targets: ["VirtualTerminalPlugin"]),
+        .library(name: "Bench", type: .dynamic, targets: ["Bench"]),
         // Test fixtures for the plugin loader, built beside the real plugins.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
         .library(name: "PeripheralOnlyPlugin", type: .dynamic, targets: ["PeripheralOnlyPlugin"]),
@@ -20,6 +21,7 @@ let package = Package(
         .library(name: "OneCopyProbe", type: .dynamic, targets: ["OneCopyProbe"]),
         .library(name: "StuckPlugin", type: .dynamic, targets: ["StuckPlugin"]),
         .executable(name: "blesim", targets: ["blesim"]),
+        .executable(name: "blebench", targets: ["blebench"]),
     ],
     dependencies: [.package(path: "Core")],
     targets: [
@@ -38,6 +40,8 @@ let package = Package(
         // Drives CentralManager over BlueZ against example-gatt-server in the VM (Tests/VM/central-*.sh).
         .executableTarget(name: "bleprobe-central", dependencies: [core], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
+        // blebench's plugin (both roles): the agent side of its notification and write rows.
+        .target(name: "Bench", dependencies: [core], path: "plugins/Bench", swiftSettings: strict),
         // A virtual payment terminal in the peripheral role (libVirtualPaymentTerminal.so; the module
         // name differs from the core's VirtualPaymentTerminal module it imports).
         .target(
@@ -76,6 +80,8 @@ let package = Package(
         // A benchmark (not a test): advertisement reports/s and notifications/s a D-Bus client gets through blesim.
         .executableTarget(
             name: "blesim-bench", dependencies: [core, "SimCore", "TestSupport"], swiftSettings: strict),
+        // The benchmark of the agent beside Bleak and bless (docs/benchmarks.md): a program, not a test.
+        .executableTarget(name: "blebench", dependencies: [core, "TestSupport"], swiftSettings: strict),
         // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
         .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
