@@ -37,8 +37,10 @@ libdir=/usr/lib/bleagent
 # One RUNPATH, $libdir: no $ORIGIN (a plugin would look for the core in the
 # plugin directory first) and nothing of the toolchain that built it. The
 # binaries, the core and the plugins find libBLECore.so and the runtime there.
-# -z now, -z relro: full RELRO, as Debian's hardening flags ask.
-flags=(-c release --disable-local-rpath -Xswiftc -no-toolchain-stdlib-rpath -Xlinker "-rpath=$libdir"
+# -z now, -z relro: full RELRO, as Debian's hardening flags ask. Its own scratch
+# path: these link flags differ from a plain `swift build -c release` (blebench's),
+# so sharing .build/release would rebuild everything at each switch.
+flags=(-c release --scratch-path .build/package-release --disable-local-rpath -Xswiftc -no-toolchain-stdlib-rpath -Xlinker "-rpath=$libdir"
     -Xlinker -z -Xlinker now
     -Xlinker -z -Xlinker relro)
 executables=(bleagent blectl blesim)
