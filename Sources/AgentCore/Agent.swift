@@ -149,7 +149,12 @@ public final class Agent: Sendable {
         switch Result(catching: { () throws(ConfigError) in try AgentConfig.load(from: configPath) }) {
         case .success(let config):
             state.withLock { $0.config = config }
-            server.withLock { $0 }?.setPolicy(PeerPolicy(allowedUids: config.control.allowedUids, ownUid: geteuid()))
+            if let server = server.withLock({ $0 }) {
+                // control.group, like the socket's path and mode, keeps its start-up value.
+                var policy = server.options.policy
+                policy.allowedUids = config.control.allowedUids
+                server.setPolicy(policy)
+            }
             log("reloaded \(configPath) (\(trigger)): role \(config.role.rawValue), backend \(config.backend.rawValue)")
             await roleHost.apply(config, trigger: trigger)
             for observer in extensions.withLock({ $0.reloadObservers }) { await observer(config) }

@@ -107,8 +107,9 @@ do {
     try fleet.attach()
     roleHost.setFleetPublisher(fleet)
     var options = ControlServerOptions(
-        socketPath: config.control.socketPath, mode: config.control.mode,
-        policy: PeerPolicy(allowedUids: config.control.allowedUids, ownUid: geteuid()))
+        socketPath: config.control.socketPath, mode: config.control.mode, group: config.control.group,
+        policy: PeerPolicy(
+            allowedUids: config.control.allowedUids, ownUid: geteuid(), operatorGroup: config.control.group))
     options.maxClients = 16
     let server = ControlServer(options: options, loop: loop, registry: registry, bus: bus)
     try server.start()
