@@ -34,6 +34,8 @@ actor SensorAggregatorNode {
     /// Bumped at each re-arm: a timer that woke for an older arming does nothing.
     private var timerGeneration: UInt64 = 0
     private var loggedFileErrors: Set<String> = []
+    /// The refused-reading count of each sensor last looked at (``logIfRefused(_:_:)``).
+    private var refusedLogged: [String: Int] = [:]
     /// Notifications the transport refused (flow control), for `sensors.ingest-stats`' sibling.
     private(set) var refusedUpdates = 0
 
@@ -249,6 +251,7 @@ actor SensorAggregatorNode {
             guard let poll = polls[sensor.id], poll.due <= now, let period = sensor.source.pollSeconds else { continue }
             if let value = sample(sensor, tick: poll.tick) {
                 actions += engine.record(SensorReading(sensor: sensor.id, value: value, time: now), now: now)
+                logIfRefused(sensor, value)
             }
             let tick = poll.tick + 1
             polls[sensor.id] = (pollStart + Double(tick) * period, tick)
@@ -256,6 +259,17 @@ actor SensorAggregatorNode {
         }
         actions += engine.tick(now: now)
         await perform(actions)
+    }
+
+    /// Logs the 1st, 2nd, 4th, 8th... reading of `sensor` refused as physically impossible.
+    private func logIfRefused(_ sensor: SensorConfig, _ value: Double) {
+        guard let count = engine.refusedReadings[sensor.id], count != refusedLogged[sensor.id] else { return }
+        refusedLogged[sensor.id] = count
+        guard count & (count - 1) == 0 else { return }
+        let range = sensor.kind.physicalRange
+        logger.warning(
+            "sensor \(sensor.id): \(value) is outside a \(sensor.kind.rawValue) sensor's range "
+                + "\(range.lowerBound)...\(range.upperBound); not recorded (\(count) so far)")
     }
 
     private func sample(_ sensor: SensorConfig, tick: UInt64) -> Double? {
