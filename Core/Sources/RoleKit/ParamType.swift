@@ -1,3 +1,4 @@
+import BLE
 import GATT
 import JSON
 
@@ -63,7 +64,7 @@ public struct ParamType: Sendable {
     /// Bytes as hex digits in pairs (`"0a1b"`), at most `maxBytes` of them.
     public static func hex(maxBytes: Int) -> ParamType {
         custom("hex digits in pairs (at most \(maxBytes) bytes)") { value in
-            value.stringValue.flatMap(HexBytes.decode).map { $0.count <= maxBytes } ?? false
+            value.stringValue.flatMap(Hex.decode).map { $0.count <= maxBytes } ?? false
         }
     }
 
@@ -86,30 +87,4 @@ public struct ParamType: Sendable {
 
     /// Any JSON value, unchecked.
     public static let anything = custom("any JSON value") { _ in true }
-}
-
-/// Bytes written as hex digits in pairs, either case.
-enum HexBytes {
-    static func decode(_ text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }

@@ -1,3 +1,4 @@
+import BLE
 import GATT
 import JSON
 
@@ -46,5 +47,5 @@ public struct ParamValues: Sendable {
     }
 
     /// A ``ParamType/hex(maxBytes:)`` param's bytes.
-    public func bytes(_ name: String) -> [UInt8]? { string(name).flatMap(HexBytes.decode) }
+    public func bytes(_ name: String) -> [UInt8]? { string(name).flatMap(Hex.decode) }
 }
