@@ -76,21 +76,26 @@ while let argument = arguments.popFirst() {
 
 let log = LogWriter(threshold: logLevel, journal: standardErrorIsJournal()).log
 
+/// One line per problem, `FILE: PATH: message`, each escaped (a key in the file may hold a newline).
+func escapedLines(_ error: ConfigError) -> String {
+    error.issues.map { LogText.escaped("\(error.file): \($0)") }.joined(separator: "\n")
+}
+
 let config: AgentConfig
 do {
     config = try AgentConfig.load(from: configPath)
 } catch {
-    fail("bleagent: invalid config; nothing started\n\(error)", status: 78)
+    fail("bleagent: invalid config; nothing started\n" + escapedLines(error), status: 78)
 }
 if checkOnly {
     let (issues, checked) = PluginConfigCheck.run(config, loader: PluginLoader())
     guard issues.isEmpty else {
-        fail("bleagent: invalid config\n\(ConfigError(file: configPath, issues: issues))", status: 78)
+        fail("bleagent: invalid config\n" + escapedLines(ConfigError(file: configPath, issues: issues)), status: 78)
     }
     print("\(configPath): valid (role \(config.role.rawValue), backend \(config.backend.rawValue))")
     for role in checked {
         let note = role.configChecked ? "its config checked" : "it declares no config check"
-        print("  roles.\(role.role.rawValue): plugin \(role.plugin) loaded, \(note)")
+        print(LogText.escaped("  roles.\(role.role.rawValue): plugin \(role.plugin) loaded, \(note)"))
     }
     exit(0)
 }

@@ -168,6 +168,16 @@ struct HostileConfigProcessTests {
         #expect(result.stderr.contains(#"duplicate key "role""#), "\(result.stderr)")
     }
 
+    @Test("a config key holding a newline is printed escaped: the error cannot forge a line")
+    func escapedIssues() throws {
+        let config = RunningAgent.config(role: "central").replacing(
+            #""version": 1,"#, with: #""version": 1, "x\nbleagent: started fine": 1,"#)
+        let result = try Self.check(Array(config.utf8))
+        #expect(result.status == 78)
+        #expect(!result.stderr.split(separator: "\n").contains { $0.hasPrefix("bleagent: started fine") }, "\(result)")
+        #expect(result.stderr.contains(#"x\nbleagent: started fine: unknown field"#), "\(result.stderr)")
+    }
+
     @Test("a roles.json starting with a UTF-8 BOM says so instead of 'invalid UTF-8'")
     func byteOrderMark() throws {
         let result = try Self.check([0xEF, 0xBB, 0xBF] + Array(RunningAgent.config(role: "central").utf8))
