@@ -26,7 +26,15 @@ public final class Agent: Sendable {
     private let started = SystemdNotifier.monotonicMicroseconds()
     private let server: Mutex<ControlServer?> = Mutex(nil)
     private let locks: AgentLocks
+    private let extensions = Mutex(Extensions())
     private let log: AgentLog
+
+    /// What other parts of the agent (the fleet) hang on it.
+    private struct Extensions {
+        var statusSections: [(name: String, section: @Sendable () -> JSON?)] = []
+        var reloadObservers: [@Sendable (AgentConfig) async -> Void] = []
+        var stopHooks: [@Sendable () async -> Void] = []
+    }
 
     /// An agent running `config`, read from `configPath` (re-read on reload),
     /// whose role runs in `roleHost`; `locks` holds the directories `config`
@@ -48,6 +56,22 @@ public final class Agent: Sendable {
 
     /// The config in force.
     public var config: AgentConfig { state.withLock { $0.config } }
+
+    /// Adds `name` to the result of `agent.status`, filled by `section` at
+    /// each call (left out while it returns nil).
+    public func addStatusSection(_ name: String, _ section: @escaping @Sendable () -> JSON?) {
+        extensions.withLock { $0.statusSections.append((name, section)) }
+    }
+
+    /// Calls `observer` with each config a reload applied, after the role host applied it.
+    public func observeReloads(_ observer: @escaping @Sendable (AgentConfig) async -> Void) {
+        extensions.withLock { $0.reloadObservers.append(observer) }
+    }
+
+    /// Runs `hook` during a clean stop, after the role stopped and before the loop stops.
+    public func addStopHook(_ hook: @escaping @Sendable () async -> Void) {
+        extensions.withLock { $0.stopHooks.append(hook) }
+    }
 
     /// Attaches the control server whose allowed uids follow reloads.
     public func attach(_ server: ControlServer) {
@@ -99,6 +123,12 @@ public final class Agent: Sendable {
             object["sim"] = ["busAddress": .string(address)]
             result = .object(object)
         }
+        for (name, section) in extensions.withLock({ $0.statusSections }) {
+            if case .object(var object) = result, let value = section() {
+                object[name] = value
+                result = .object(object)
+            }
+        }
         return result
     }
 
@@ -125,6 +155,7 @@ public final class Agent: Sendable {
             log.info(
                 "reloaded \(configPath) (\(trigger)): role \(config.role.rawValue), backend \(config.backend.rawValue)")
             await roleHost.apply(config, trigger: trigger)
+            for observer in extensions.withLock({ $0.reloadObservers }) { await observer(config) }
             bus.publish(.state, stateEvent("reloaded", trigger: trigger))
             try? notifier?.ready(status: readyStatus)
             return .success(config)
@@ -169,9 +200,11 @@ public final class Agent: Sendable {
         log.info("stopping: \(reason)")
         try? notifier?.stopping()
         bus.publish(.state, stateEvent("stopping", trigger: reason))
+        let hooks = extensions.withLock { $0.stopHooks }
         Task { [roleHost, backends, loop] in
             await roleHost.stop(trigger: reason)
             await backends?.shutdown()
+            for hook in hooks { await hook() }
             // Let the events reach the loop's queue before the loop stops.
             loop.execute { loop.stop() }
         }

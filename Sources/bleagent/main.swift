@@ -2,6 +2,7 @@
 // configured role's plugin. See docs/config.md and docs/control-api.md.
 import AgentCore
 import ControlProtocol
+import Fleet
 import Glibc
 
 // Before any thread exists, so every thread inherits the mask and the
@@ -132,6 +133,14 @@ do {
         config: config, configPath: configPath, bus: bus, roleHost: roleHost, backends: backends, loop: loop,
         notifier: SystemdNotifier(environment: ProcessEnvironment.current()), locks: locks, log: log)
     try agent.registerBuiltins(in: registry)
+    // The fleet (docs/fleet.md): its MQTT connection lives on the loop; blocking work
+    // (the outbox's fsyncs, config writes; DNS and TCP connect) on two threads of its own.
+    let fleet = FleetHost(
+        agent: agent, configPath: configPath, registry: registry, bus: bus, loop: AgentLoopAdapter(loop),
+        worker: BlockingThread(name: "fleet-io"), connector: BlockingThread(name: "fleet-connect"),
+        log: { log.info($0) })
+    try fleet.attach()
+    roleHost.setFleetPublisher(fleet)
     var options = ControlServerOptions(
         socketPath: config.control.socketPath, mode: config.control.mode,
         policy: PeerPolicy(allowedUids: config.control.allowedUids, ownUid: geteuid()))
@@ -148,6 +157,7 @@ do {
     log.info("listening on \(config.control.socketPath)")
     // Detached: the main thread is about to block in loop.run().
     Task.detached {
+        await fleet.apply(agent.config)
         await agent.startRole()
         agent.announceStarted()
     }

@@ -59,6 +59,20 @@ public struct AgentConfig: Sendable, Hashable {
         }
     }
 
+    /// How the central uses BlueZ's GATT client (both backends): its fast
+    /// paths, which it leaves for the plain calls when BlueZ refuses them.
+    public struct BlueZ: Sendable, Hashable {
+        /// Notifications through AcquireNotify sockets (default); false:
+        /// StartNotify only (each value a PropertiesChanged signal).
+        public var acquireNotify = true
+        /// Writes without response through AcquireWrite sockets (default);
+        /// false: WriteValue with `type: "command"` only.
+        public var acquireWrite = true
+
+        /// The defaults.
+        public init() {}
+    }
+
     /// The embedded simulator's settings (used with ``Backend/sim``).
     public struct Sim: Sendable, Hashable {
         /// The blesim executable; nil: `blesim` next to the running bleagent.
@@ -102,8 +116,12 @@ public struct AgentConfig: Sendable, Hashable {
     public var pluginDirectory: String
     /// The embedded simulator's settings (read whatever the backend).
     public var sim: Sim
+    /// How the central uses BlueZ's GATT client.
+    public var bluez: BlueZ
     /// The settings of each configured role; always holds ``role``.
     public var roles: [Role: RoleSettings]
+    /// The MQTT fleet settings; nil when the config has no `fleet` section.
+    public var fleet: Fleet?
 
     /// The settings of the role to run.
     public var selectedRole: RoleSettings? { roles[role] }
@@ -153,9 +171,12 @@ extension AgentConfig {
         let pluginDirectory = top.nonEmptyString("pluginDirectory").map { FilePath.absolute($0, relativeTo: directory) }
         let roles = Self.readRoles(&top, selected: role)
         let sim = Self.readSim(&top, directory: directory, control: control)
+        let bluez = Self.readBlueZ(&top)
+        let fleet = Self.readFleet(&top, directory: directory)
         top.finish()
         issues += top.issues
-        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim else {
+        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim, let bluez, let fleet
+        else {
             throw ConfigError(file: reportedAs ?? file, issues: issues)
         }
         self.file = file
@@ -168,6 +189,19 @@ extension AgentConfig {
         self.pluginDirectory = pluginDirectory ?? "/usr/lib/bleagent/plugins"
         self.roles = roles
         self.sim = sim
+        self.bluez = bluez
+        self.fleet = fleet
+    }
+
+    private static func readBlueZ(_ top: inout ConfigReader) -> BlueZ? {
+        var bluez = BlueZ()
+        guard top.object["bluez"] != nil else { return bluez }
+        guard var reader = top.object("bluez") else { return nil }
+        if let value = reader.bool("acquireNotify") { bluez.acquireNotify = value }
+        if let value = reader.bool("acquireWrite") { bluez.acquireWrite = value }
+        reader.finish()
+        top.absorb(reader)
+        return reader.issues.isEmpty ? bluez : nil
     }
 
     private static func readSim(_ top: inout ConfigReader, directory: String, control: Control?) -> Sim? {

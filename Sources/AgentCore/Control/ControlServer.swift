@@ -219,21 +219,14 @@ public final class ControlServer: Sendable {
             reply(call, outcome, to: id)
             return
         }
-        guard let handler = registry.handler(for: call.method) else {
+        guard registry.handler(for: call.method) != nil else {
             reply(call, .failure(RPCError(.methodNotFound, "method not found: \(call.method)")), to: id)
             return
         }
         let methodCall = MethodCall(method: call.method, params: call.params, peer: peer)
         let afterReply = methodCall.afterReply
-        Task { [weak self] in
-            let outcome: Result<JSON, RPCError>
-            do {
-                outcome = .success(try await handler(methodCall))
-            } catch let error as RPCError {
-                outcome = .failure(error)
-            } catch {
-                outcome = .failure(RPCError(.internalError, "\(error)"))
-            }
+        Task { [weak self, registry] in
+            let outcome = await registry.call(methodCall)
             guard let self else { return }
             self.loop.execute {
                 self.reply(call, outcome, to: id)
