@@ -74,6 +74,22 @@ extension FileDescriptor {
         return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
     }
 
+    /// The connected peer's supplementary groups as they were when it connected (`SO_PEERGROUPS`, Linux 4.13);
+    /// empty if the kernel cannot tell.
+    public func peerGroups() -> [UInt32] {
+        var groups = [gid_t](repeating: 0, count: 64)
+        while true {
+            var length = socklen_t(groups.count * MemoryLayout<gid_t>.size)
+            let status = groups.withUnsafeMutableBytes {
+                getsockopt(rawValue, SOL_SOCKET, SO_PEERGROUPS, $0.baseAddress, &length)
+            }
+            let count = Int(length) / MemoryLayout<gid_t>.size
+            if status == 0 { return groups.prefix(count).map { UInt32($0) } }
+            guard errno == ERANGE, count > groups.count else { return [] }
+            groups = [gid_t](repeating: 0, count: count)
+        }
+    }
+
     /// A connected pair of Unix sockets of `type` (`SOCK_STREAM`, `SOCK_SEQPACKET`, ...), both close-on-exec.
     public static func socketPair(type: Int32) throws(SystemError) -> (FileDescriptor, FileDescriptor) {
         var fds: [Int32] = [-1, -1]
