@@ -2,6 +2,7 @@ import ControlProtocol
 import Glibc
 import IO
 import JSON
+import RoleKit
 import Synchronization
 
 /// The running agent apart from its entry point: the config it runs, the
@@ -29,14 +30,25 @@ public final class Agent: Sendable {
     private let notifier: SystemdNotifier?
     private let started = SystemdNotifier.monotonicMicroseconds()
     private let server: Mutex<ControlServer?> = Mutex(nil)
-    private let log: @Sendable (String) -> Void
+    private let locks: AgentLocks
+    private let extensions = Mutex(Extensions())
+    private let log: AgentLog
+
+    /// What other parts of the agent (the fleet) hang on it.
+    private struct Extensions {
+        var statusSections: [(name: String, section: @Sendable () -> JSON?)] = []
+        var reloadObservers: [@Sendable (AgentConfig) async -> Void] = []
+        var stopHooks: [@Sendable () async -> Void] = []
+    }
 
     /// An agent running `config`, read from `configPath` (re-read on reload),
-    /// whose role runs in `roleHost`.
+    /// whose role runs in `roleHost`; `locks` holds the directories `config`
+    /// needs (a reload moves them).
     public init(
         config: AgentConfig, configPath: String, bus: EventBus, roleHost: RoleHost, backends: BackendFactory? = nil,
-        loop: EventLoop, notifier: SystemdNotifier?, log: @escaping @Sendable (String) -> Void
+        loop: EventLoop, notifier: SystemdNotifier?, locks: AgentLocks = AgentLocks(), log: AgentLog
     ) {
+        self.locks = locks
         self.backends = backends
         self.state = Mutex(State(config: config))
         self.configPath = configPath
@@ -50,6 +62,22 @@ public final class Agent: Sendable {
     /// The config in force.
     public var config: AgentConfig { state.withLock { $0.config } }
 
+    /// Adds `name` to the result of `agent.status`, filled by `section` at
+    /// each call (left out while it returns nil).
+    public func addStatusSection(_ name: String, _ section: @escaping @Sendable () -> JSON?) {
+        extensions.withLock { $0.statusSections.append((name, section)) }
+    }
+
+    /// Calls `observer` with each config a reload applied, after the role host applied it.
+    public func observeReloads(_ observer: @escaping @Sendable (AgentConfig) async -> Void) {
+        extensions.withLock { $0.reloadObservers.append(observer) }
+    }
+
+    /// Runs `hook` during a clean stop, after the role stopped and before the loop stops.
+    public func addStopHook(_ hook: @escaping @Sendable () async -> Void) {
+        extensions.withLock { $0.stopHooks.append(hook) }
+    }
+
     /// Attaches the control server whose allowed uids follow reloads.
     public func attach(_ server: ControlServer) {
         self.server.withLock { $0 = server }
@@ -57,27 +85,23 @@ public final class Agent: Sendable {
 
     /// Registers `agent.status`, `agent.reload`, `agent.shutdown` and `agent.methods`.
     public func registerBuiltins(in registry: MethodRegistry) throws(RegistrationError) {
-        try registry.registerBuiltin("agent.status") { [weak self] call in
-            try Self.expectNoParams(call)
+        try registry.registerBuiltin("agent.status", params: .none) { [weak self] _ in
             guard let self else { throw RPCError(.shuttingDown, "the agent is stopping") }
             return self.status()
         }
-        try registry.registerBuiltin("agent.reload") { [weak self] call in
-            try Self.expectNoParams(call)
+        try registry.registerBuiltin("agent.reload", params: .none) { [weak self] _ in
             guard let self else { throw RPCError(.shuttingDown, "the agent is stopping") }
             switch await self.reload(trigger: "control") {
             case .success: return self.status()
             case .failure(let error): throw Self.rpcError(error)
             }
         }
-        try registry.registerBuiltin("agent.shutdown") { [weak self] call in
-            try Self.expectNoParams(call)
+        try registry.registerBuiltin("agent.shutdown", params: .none) { [weak self] call in
             guard let self else { throw RPCError(.shuttingDown, "the agent is stopping") }
             call.afterReply.add { self.stop(reason: "agent.shutdown from pid \(call.peer.pid)") }
             return ["stopping": true]
         }
-        try registry.registerBuiltin("agent.methods") { [weak registry] call in
-            try Self.expectNoParams(call)
+        try registry.registerBuiltin("agent.methods", params: .none) { [weak registry] _ in
             let names = (registry?.methods ?? []) + ["events.subscribe", "events.unsubscribe"]
             return .array(names.sorted().map(JSON.string))
         }
@@ -103,6 +127,9 @@ public final class Agent: Sendable {
         guard case .object(var object) = result else { return result }
         if let address = backends?.simBusAddress { object["sim"] = ["busAddress": .string(address)] }
         object["limits"] = limitsJSON()
+        for (name, section) in extensions.withLock({ $0.statusSections }) {
+            if let value = section() { object[name] = value }
+        }
         result = .object(object)
         return result
     }
@@ -139,25 +166,35 @@ public final class Agent: Sendable {
         await roleHost.apply(config, trigger: "start")
     }
 
-    /// Re-reads and validates the config. A valid one replaces the running
-    /// config and the role host applies it (switching role or restarting the
-    /// plugin if its settings changed) before this returns; an invalid one is
+    /// Re-reads and validates the config, including the selected role's
+    /// plugin config (its ``RoleKit/PluginDescriptor/validateConfig``) and
+    /// the locks on its directories. A valid one replaces the running config
+    /// and the role host applies it (switching role or restarting the plugin
+    /// if its settings changed) before this returns; an invalid one is
     /// rejected and the running config and role kept. Either way a `state`
     /// event says what happened, and systemd hears RELOADING=1 then READY=1.
     @discardableResult
     public func reload(trigger: String) async -> Result<AgentConfig, ConfigError> {
         try? notifier?.reloading()
-        switch await AgentConfig.read(from: configPath) {
+        switch await checkedConfig() {
         case .success(let config):
             state.withLock { $0.config = config }
-            server.withLock { $0 }?.setPolicy(PeerPolicy(allowedUids: config.control.allowedUids, ownUid: geteuid()))
-            log("reloaded \(configPath) (\(trigger)): role \(config.role.rawValue), backend \(config.backend.rawValue)")
+            if let server = server.withLock({ $0 }) {
+                // control.group, like the socket's path and mode, keeps its start-up value.
+                var policy = server.options.policy
+                policy.allowedUids = config.control.allowedUids
+                server.setPolicy(policy)
+            }
+            log.info(
+                "reloaded \(configPath) (\(trigger)): role \(config.role.rawValue), backend \(config.backend.rawValue)")
             await roleHost.apply(config, trigger: trigger)
+            for observer in extensions.withLock({ $0.reloadObservers }) { await observer(config) }
             bus.publish(.state, stateEvent("reloaded", trigger: trigger))
             try? notifier?.ready(status: readyStatus)
             return .success(config)
         case .failure(let error):
-            log("reload (\(trigger)) rejected; keeping the running config:\n\(error)")
+            log.warning("reload (\(trigger)) rejected; keeping the running config")
+            for issue in error.issues { log.warning("\(error.file): \(issue)") }
             var data = stateEvent("reload rejected", trigger: trigger)
             if case .object(var object) = data {
                 object["errors"] = Self.issuesJSON(error)
@@ -169,6 +206,27 @@ public final class Agent: Sendable {
         }
     }
 
+    /// The config file read and validated, its plugin config checked and
+    /// its directories locked: any problem is a config error.
+    private func checkedConfig() async -> Result<AgentConfig, ConfigError> {
+        await AgentConfig.read(from: configPath).flatMap { config in
+            Result { () throws(ConfigError) in try check(config) }
+        }
+    }
+
+    /// `config` once its plugin's checks pass and its state and runtime directories are locked.
+    private func check(_ config: AgentConfig) throws(ConfigError) -> AgentConfig {
+        let pluginIssues = roleHost.configIssues(config)
+        guard pluginIssues.isEmpty else { throw ConfigError(file: configPath, issues: pluginIssues) }
+        do {
+            try locks.update(for: config)
+        } catch {
+            let field = if case .held(_, let field, _) = error { field } else { "" }
+            throw ConfigError(file: configPath, issues: [ConfigIssue(path: field, message: "\(error)")])
+        }
+        return config
+    }
+
     /// Starts a clean stop: STOPPING=1, a `state` event, the role's plugin
     /// stopped (within its deadline), then the loop stops (the caller closes
     /// the server after ``EventLoop/run()`` returns).
@@ -178,12 +236,14 @@ public final class Agent: Sendable {
             return !state.stopping
         }
         guard first else { return }
-        log("stopping: \(reason)")
+        log.info("stopping: \(reason)")
         try? notifier?.stopping()
         bus.publish(.state, stateEvent("stopping", trigger: reason))
+        let hooks = extensions.withLock { $0.stopHooks }
         Task { [roleHost, backends, loop] in
             await roleHost.stop(trigger: reason)
             await backends?.shutdown()
+            for hook in hooks { await hook() }
             // Let the events reach the loop's queue before the loop stops.
             loop.execute { loop.stop() }
         }
@@ -218,14 +278,5 @@ public final class Agent: Sendable {
         RPCError(
             .configInvalid, "the config is invalid; the running config is kept",
             data: ["file": .string(error.file), "errors": issuesJSON(error)])
-    }
-
-    static func expectNoParams(_ call: MethodCall) throws(RPCError) {
-        switch call.params {
-        case nil: return
-        case .object(let object) where object.isEmpty: return
-        case .array(let array) where array.isEmpty: return
-        default: throw .invalidParams("\(call.method) takes no params")
-        }
     }
 }

@@ -24,23 +24,36 @@ public final class RecordingPluginHost: PluginMethodRegistrar, PluginEventSink {
 
     /// The plugin's namespace.
     public let namespace: String
-    private let handlers = Mutex<[String: PluginMethodHandler]>([:])
+    private let handlers = Mutex<[String: (ParamSchema, PluginMethodHandler)]>([:])
     private let emitted = Mutex<[Event]>([])
     private let lines = Mutex<[String]>([])
 
     /// A host for a plugin in `namespace`.
     public init(namespace: String) { self.namespace = namespace }
 
-    /// Records `handler` for `method`.
-    public func register(_ method: String, handler: @escaping PluginMethodHandler) throws(PluginRegistrationError) {
-        handlers.withLock { $0[method] = handler }
+    /// Records `handler` for `method`, taking `params`.
+    public func register(
+        _ method: String, params: ParamSchema, handler: @escaping PluginMethodHandler
+    ) throws(PluginRegistrationError) {
+        handlers.withLock { $0[method] = (params, handler) }
     }
 
     /// Records the event.
     public func emit(_ name: String, _ data: JSON) { emitted.withLock { $0.append(Event(name: name, data: data)) } }
 
-    /// The handler registered for `method`, if any.
-    public func handler(_ method: String) -> PluginMethodHandler? { handlers.withLock { $0[method] } }
+    /// The handler registered for `method` behind its params check (-32602 naming the field), as the agent runs it.
+    public func handler(_ method: String) -> PluginMethodHandler? {
+        guard let (params, handler) = handlers.withLock({ $0[method] }) else { return nil }
+        return { call in
+            var checked = call
+            do {
+                checked.arguments = try params.validate(call.params)
+            } catch {
+                throw PluginMethodError.invalidParams("\(error)")
+            }
+            return try await handler(checked)
+        }
+    }
 
     /// The names of the events emitted so far, in order.
     public var events: [String] { emitted.withLock { $0.map(\.name) } }

@@ -61,6 +61,15 @@ public final class TestProcess: Sendable {
         await wait(for: output, "\"\(text)\" on standard output", deadline) { $0.contains(text) }
     }
 
+    /// Waits until standard output's text satisfies `done` (`what` names it in the issue); `false` (with an issue)
+    /// when the output ends or the deadline passes.
+    @discardableResult
+    public func waitForOutput(
+        _ what: String, within deadline: Duration = testDeadline, until done: @escaping @Sendable (String) -> Bool
+    ) async -> Bool {
+        await wait(for: output, what, deadline, done)
+    }
+
     /// Waits until standard error contains `text` `occurrences` times; `false` (with an issue) when it ends or the
     /// deadline passes.
     @discardableResult

@@ -28,7 +28,7 @@ struct ControlLimitsTests {
         defer { harness.shutDown() }
         let gate = HandlerGate()
         let handlers = Concurrency()
-        try harness.registry.registerBuiltin("test.hold") { _ in
+        try harness.registry.registerBuiltin("test.hold", params: .none) { _ in
             handlers.enter()
             await gate.wait()
             handlers.leave()

@@ -13,14 +13,20 @@ func writeBytes(_ path: String, _ bytes: [UInt8]) {
     close(fd)
 }
 
-/// Copies the file at `source` to `destination`.
-func copyFile(_ source: String, _ destination: String) {
-    let input = open(source, O_RDONLY)
+/// The contents of the file at `path`, or nil if it cannot be opened.
+func readBytes(_ path: String) -> [UInt8]? {
+    let input = open(path, O_RDONLY)
+    guard input >= 0 else { return nil }
     defer { close(input) }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while case let count = read(input, &chunk, chunk.count), count > 0 { bytes += chunk[..<count] }
-    writeBytes(destination, bytes)
+    return bytes
+}
+
+/// Copies the file at `source` to `destination`.
+func copyFile(_ source: String, _ destination: String) {
+    writeBytes(destination, readBytes(source) ?? [])
 }
 
 /// A validated config for the role host: `plugins` maps each role to a plugin

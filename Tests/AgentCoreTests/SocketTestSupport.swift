@@ -4,6 +4,7 @@ import ControlProtocol
 import Glibc
 import IO
 import JSON
+import RoleKit
 import Synchronization
 import Testing
 
@@ -63,11 +64,11 @@ final class ServerHarness {
             socketPath: "\(directory.path)/control.sock", policy: PeerPolicy(allowedUids: [], ownUid: geteuid()))
         configure(&options)
         server = ControlServer(options: options, loop: loop, registry: registry, bus: bus)
-        try registry.registerBuiltin("test.echo") { call in call.params ?? .null }
-        try registry.registerBuiltin("test.fail") { _ in
+        try registry.registerBuiltin("test.echo", params: .any) { call in call.params ?? .null }
+        try registry.registerBuiltin("test.fail", params: .none) { _ in
             throw RPCError(.roleNotRunning, "no role", data: ["why": "test"])
         }
-        try registry.registerBuiltin("test.crash") { _ in throw TestFailure() }
+        try registry.registerBuiltin("test.crash", params: .none) { _ in throw TestFailure() }
         try server.start()
     }
 

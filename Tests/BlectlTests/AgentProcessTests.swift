@@ -43,18 +43,32 @@ struct AgentProcessTests {
     func checkConfigAndUsage() async throws {
         let directory = makeTemporaryDirectory()
         defer { removeTree(directory) }
-        writeFile("\(directory)/roles.json", RunningAgent.config(role: "central"))
+        writeFile(
+            "\(directory)/roles.json",
+            RunningAgent.config(role: "central", plugins: ("Diagnostics", "SensorAggregator"))
+                .replacing(
+                    #""plugin": "SensorAggregator""#,
+                    with:
+                        #""plugin": "SensorAggregator", "config": {"sensors": [{"id": "t", "kind": "temperature", "source": {"type": "simulated", "base": 20}}], "advertising": {"localName": "n"}}"#
+                ))
         let check = try await Child(
             "\(buildDirectory)/bleagent", ["--check-config", "--config", "\(directory)/roles.json"]
         )
         .finish()
-        #expect(check.status == 0)
-        #expect(check.stdout == "\(directory)/roles.json: valid (role central, backend sim)\n")
+        #expect(check.status == 0, "\(check)")
+        #expect(
+            check.stdout == """
+                \(directory)/roles.json: valid (role central, backend sim)
+                  roles.central: plugin Diagnostics loaded, its config checked
+                  roles.peripheral: plugin SensorAggregator loaded, its config checked
+
+                """)
         #expect(!fileExists("\(directory)/run/control.sock"))
         let usage = try await Child("\(buildDirectory)/bleagent", ["--frobnicate"]).finish()
         #expect(usage.status == 64)
         #expect(
-            usage.stderr.hasPrefix("bleagent: unknown argument \"--frobnicate\"\n\nusage: bleagent [--config PATH]\n"))
+            usage.stderr.hasPrefix(
+                "bleagent: unknown argument \"--frobnicate\"\n\nusage: bleagent [--config PATH] [--log-level LEVEL]\n"))
     }
 
     @Test("a second agent on the same socket refuses to start (exit 1) and the first keeps serving")
@@ -64,8 +78,9 @@ struct AgentProcessTests {
         #expect(second.status == 1)
         #expect(
             second.stderr
-                == "bleagent: cannot start: cannot create the control socket: another agent is listening on \(agent.socketPath)\n"
-        )
+                == "bleagent: cannot start: another bleagent (pid \(agent.child.pid)) uses \(agent.directory)/state "
+                + "(restore.stateDirectory); one agent per directory: give this one its own restore.stateDirectory "
+                + "or stop the other\n")
         #expect(try await blectl(["--socket", agent.socketPath, "status"]).status == 0)
         #expect(await agent.stop().status == 0)
     }
@@ -115,12 +130,30 @@ struct AgentProcessTests {
         let stopped = await agent.stop()
         #expect(
             stopped.stderr.contains(
-                "bleagent: reload (SIGHUP) rejected; keeping the running config:\n"
-                    + "\(agent.configPath): roles.peripheral: missing required field\n"))
+                "bleagent: warning: reload (SIGHUP) rejected; keeping the running config\n"
+                    + "bleagent: warning: \(agent.configPath): roles.peripheral: missing required field\n"))
+    }
+
+    @Test("blectl refused by the agent (control.allowedUids) says why and exits 69, every time")
+    func refusedClient() async throws {
+        let other = geteuid() == 65534 ? 65533 : 65534
+        let agent = try await RunningAgent(
+            config: RunningAgent.config(role: "central", extra: #", "allowedUids": [\#(other)]"#))
+        // The agent writes its refusal and closes at once; whether blectl's request went out
+        // before the close or failed on it (EPIPE), the reason is what it reports.
+        for _ in 0..<20 {
+            let refused = try await blectl(["--socket", agent.socketPath, "status"])
+            #expect(refused.status == 69)
+            #expect(
+                refused.stderr
+                    == "blectl: agent unreachable: the agent refused the connection: uid \(geteuid()) is not allowed (control.allowedUids) (-32002)\n"
+            )
+        }
+        #expect(await agent.stop().status == 0)
     }
 
     @Test(
-        "contrib/systemd/bleagent.service passes systemd-analyze verify (ExecStart pointed at the built agent), is Type=notify, reloads with SIGHUP and does not restart on an invalid config (78)"
+        "contrib/systemd/bleagent.service passes systemd-analyze verify (ExecStart pointed at the built agent), is Type=notify, reloads with SIGHUP, does not restart on an invalid config (78) and runs hardened as bleagent"
     )
     func systemdUnit() async throws {
         let directory = makeTemporaryDirectory()
@@ -128,17 +161,25 @@ struct AgentProcessTests {
         let unit = readText("\(repositoryRoot)/contrib/systemd/bleagent.service")
         let lines = Set(unit.split(separator: "\n").map(String.init))
         for line in [
-            "Type=notify", "NotifyAccess=main", "ExecStart=/usr/local/bin/bleagent --config /etc/bleagent/roles.json",
+            "Type=notify", "NotifyAccess=main", "ExecStart=/usr/bin/bleagent --config /etc/bleagent/roles.json",
             "ExecReload=/bin/kill -HUP $MAINPID", "RestartPreventExitStatus=78", "KillSignal=SIGTERM",
+            "User=bleagent", "Group=bleagent", "NoNewPrivileges=yes", "CapabilityBoundingSet=", "ProtectSystem=strict",
+            "ProtectHome=yes", "PrivateTmp=yes", "RestrictAddressFamilies=AF_UNIX", "SystemCallFilter=@system-service",
+            "RuntimeDirectory=bleagent", "StateDirectory=bleagent",
         ] {
             #expect(lines.contains(line), "\(line)")
         }
-        writeFile("\(directory)/roles.json", RunningAgent.config(role: "central"))
+        writeFile(
+            "\(directory)/roles.json", RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")))
         let local = unit.replacing(
-            "ExecStart=/usr/local/bin/bleagent --config /etc/bleagent/roles.json",
+            "ExecStart=/usr/bin/bleagent --config /etc/bleagent/roles.json",
             with: "ExecStart=\(buildDirectory)/bleagent --config \(directory)/roles.json")
         writeFile("\(directory)/bleagent.service", local)
-        let verify = try await Child("/usr/bin/systemd-analyze", ["verify", "\(directory)/bleagent.service"]).finish()
+        // --man=no: the man pages the unit names exist once the package is installed (Tests/VM/package.sh).
+        let verify = try await Child(
+            "/usr/bin/systemd-analyze", ["verify", "--man=no", "\(directory)/bleagent.service"]
+        )
+        .finish()
         #expect(verify.status == 0 && verify.stderr == "", "\(verify)")
         // The ExecStart's arguments are the agent's own: they name a config it accepts.
         let check = try await Child(

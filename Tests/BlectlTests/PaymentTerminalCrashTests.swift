@@ -90,7 +90,7 @@ struct PaymentTerminalCrashTests {
     }
 
     /// Pays `run`'s payment and kills the agent at its point; returns once the agent is reaped.
-    private func crash(_ agent: LaneAgent, bench: PaymentTerminalBench, during run: Run) async throws {
+    func crash(_ agent: LaneAgent, bench: PaymentTerminalBench, during run: Run) async throws {
         var events: Child?
         if !run.point.isHook {
             let stream = try await Child(
@@ -124,7 +124,7 @@ struct PaymentTerminalCrashTests {
 
     /// Waits until the restarted `agent` has settled every unsettled payment
     /// (its log names each one), then checks the journal against the terminal.
-    private func settleAndCheck(
+    func settleAndCheck(
         _ agent: LaneAgent, bench: PaymentTerminalBench, done: [Run], context: String
     ) async throws {
         let references = Dictionary(uniqueKeysWithValues: done.map { ($0.reference, $0) })

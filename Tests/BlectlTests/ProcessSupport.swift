@@ -61,6 +61,11 @@ final class Child: Sendable {
         await process.waitForErrors(containing: text, occurrences: occurrences)
     }
 
+    /// Waits until stdout's text satisfies `done` (`what` names it in the issue).
+    func waitForStdout(_ what: String, until done: @escaping @Sendable (String) -> Bool) async -> Bool {
+        await process.waitForOutput(what, until: done)
+    }
+
     /// Reads stdout and stderr to their end and waits for the exit; records an issue (and kills it) when it
     /// stays silent for `silence`.
     func finish(silence: Duration = testDeadline) async -> (status: Int32, stdout: String, stderr: String) {
@@ -100,17 +105,17 @@ final class RunningAgent {
 
     /// Starts an agent with `config`, in a fresh directory or in `directory`
     /// (the caller's, kept: a later agent there finds its state).
-    /// `environment` is added to the agent's (NOTIFY_SOCKET and nothing else).
+    /// `environment` is added to the agent's (NOTIFY_SOCKET and nothing else); `arguments` follow `--config`.
     init(
         config: String = RunningAgent.config(role: "central"), directory existing: String? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], arguments: [String] = []
     ) async throws {
         directory = existing ?? makeTemporaryDirectory()
         ownsDirectory = existing == nil
         writeFile("\(directory)/roles.json", config)
         notify = try NotifyListener()
         child = try await Child(
-            "\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json"],
+            "\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json"] + arguments,
             environment: environment.merging(["NOTIFY_SOCKET": notify.address]) { $1 })
         readyMessage = await notify.next()
     }

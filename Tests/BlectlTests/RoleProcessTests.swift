@@ -104,7 +104,9 @@ struct RoleProcessTests {
         let named = try await blectl(
             socket + ["call", "agent.reload", #"{"config":"\#(agent.directory)/other.json"}"#])
         #expect(named.status == 1)
-        #expect(named.stderr == "blectl: agent error: agent.reload takes no params (-32602)\n", "\(named)")
+        #expect(
+            named.stderr == "blectl: agent error: config: unknown param (this method takes none) (-32602)\n", "\(named)"
+        )
         #expect(try await blectl(socket + ["--json", "call", "diag.ping"]).stdout == ping)
 
         agent.signal(SIGINT)

@@ -11,6 +11,7 @@ actor ScannerEngine {
     let config: ScannerConfig
     let logger: PluginLogger
     let events: any PluginEventSink
+    let fleet: any FleetPublisher
     var table: TerminalTable
     var state: JournalState
     let journal: PaymentJournal
@@ -31,6 +32,7 @@ actor ScannerEngine {
         self.config = config
         self.logger = context.logger
         self.events = context.events
+        self.fleet = context.fleet
         self.table = TerminalTable(policy: config.policy)
         let (journal, contents) = try await PaymentJournal.open(path: "\(context.state.directory)/\(config.journal)")
         self.journal = journal
@@ -112,16 +114,30 @@ actor ScannerEngine {
     /// once it is written and fsync'ed (on the blocking pool: the actor serves
     /// other calls meanwhile). The state changes first, so records reach the
     /// file in the order they were applied; an acceptance that cannot be
-    /// journalled is withdrawn again.
+    /// journalled is withdrawn again. The payment's `accepted` and `final`
+    /// records also go to the fleet's durable outbox (`<prefix>/payments`,
+    /// docs/profiles/payment-terminal.md): a final status before the journal
+    /// (if the lane dies in between, the restart reconciles the same final
+    /// status with the terminal and publishes it again), an acceptance after
+    /// it (the restart offers every unsettled payment's acceptance again).
+    /// pos.pay hands the acceptance over itself
+    /// (``publishDurably(_:admission:)``), so that it can settle the payment
+    /// unsent when the outbox refuses it.
     func record(_ record: JournalRecord) async throws(JournalError) {
+        let id = record.transactionID
+        if case .final = record, state.payments[id]?.phase != .final {
+            var next = state
+            next.apply(record)
+            if let entry = next.payments[id] { await publishDurably(entry, admission: .closing) }
+        }
         state.apply(record)
         do {
             try await journal.append(record)
         } catch {
-            if case .accepted = record { state.withdraw(record.transactionID) }
+            if case .accepted = record { state.withdraw(id) }
             throw error
         }
-        guard let entry = state.payments[record.transactionID] else { return }
+        guard let entry = state.payments[id] else { return }
         var data: JSONObject = [
             "transactionId": .string(entry.transactionID.uuidString), "phase": .string(entry.phase.rawValue),
             "terminal": .string(entry.terminal),
@@ -129,6 +145,34 @@ actor ScannerEngine {
         if let status = entry.finalStatus { data["state"] = .string(status.state.description) }
         if let why = entry.reconcilingReason, entry.phase == .reconciling { data["reconciling"] = .string(why) }
         events.emit("payment", .object(data))
+    }
+
+    /// Hands `entry`'s record to the fleet's outbox; an error is logged and returned.
+    @discardableResult
+    func publishDurably(_ entry: PaymentEntry, admission: DurableRecord.Admission) async -> DurablePublishError? {
+        guard fleet.isEnabled else { return nil }
+        var payload = posPaymentJSON(entry)
+        if admission == .opening, case .object(var object) = payload {
+            object["phase"] = "accepted"
+            object["reconciling"] = nil
+            payload = .object(object)
+        }
+        let record = DurableRecord(
+            stream: "payments", key: entry.transactionID.uuidString, payload: payload, admission: admission)
+        do {
+            try await fleet.publishDurable(record)
+            return nil
+        } catch {
+            logger.error("payment \(entry.transactionID): the fleet outbox refused its record: \(error)")
+            return error
+        }
+    }
+
+    /// After a restart: offers every unsettled payment's acceptance to the
+    /// fleet again (the lane may have died between journalling it and
+    /// handing it over; the outbox delivers duplicates, consumers drop them).
+    func offerUnsettled() async {
+        for entry in state.unsettled { await publishDurably(entry, admission: .opening) }
     }
 
     /// Stops everything: the link, and every waiting pos.pay (as link lost).

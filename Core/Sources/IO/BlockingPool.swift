@@ -53,10 +53,7 @@ public final class BlockingPool: Sendable {
     /// blocked; cancelling it does not stop `work` (a syscall cannot be interrupted), it only stops waiting for it
     /// when `work` ends.
     public func run<T: Sendable, E: Error>(_ work: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in
-            submit { continuation.resume(returning: Result { () throws(E) in try work() }) }
-        }
-        return try result.get()
+        try await awaitResult(of: work, submittedBy: submit)
     }
 
     /// Queues `job` for a pool thread without waiting for it.
@@ -115,4 +112,15 @@ public final class BlockingPool: Sendable {
         var remaining = timespec()
         while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
+}
+
+/// Hands `work` to `submit` (a pool's or a queue's) before the caller's first suspension and awaits what it
+/// returned or threw.
+nonisolated(nonsending) func awaitResult<T: Sendable, E: Error>(
+    of work: @escaping @Sendable () throws(E) -> T, submittedBy submit: (@escaping @Sendable () -> Void) -> Void
+) async throws(E) -> T {
+    let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in
+        submit { continuation.resume(returning: Result { () throws(E) in try work() }) }
+    }
+    return try result.get()
 }

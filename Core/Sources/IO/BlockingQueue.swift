@@ -23,10 +23,7 @@ public final class BlockingQueue: Sendable {
     nonisolated(nonsending) public func run<T: Sendable, E: Error>(
         _ work: @escaping @Sendable () throws(E) -> T
     ) async throws(E) -> T {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in
-            submit { continuation.resume(returning: Result { () throws(E) in try work() }) }
-        }
-        return try result.get()
+        try await awaitResult(of: work, submittedBy: submit)
     }
 
     /// Queues `job` behind the jobs submitted before it, without waiting.

@@ -25,28 +25,26 @@ extension FileDescriptor {
 
     /// `send(2)` with `MSG_NOSIGNAL` (and `MSG_DONTWAIT`): a gone peer is `EPIPE`, never `SIGPIPE`.
     public func send(_ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Transfer {
-        while true {
-            let sent = Glibc.send(rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-            if sent >= 0 { return .done(sent) }
-            let code = Errno.current
-            switch code {
-            case .interrupted: continue
-            case .wouldBlock: return .wouldBlock
-            default: throw SystemError("send", errno: code)
-            }
+        try Self.transfer("send") {
+            Glibc.send(rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
         }
     }
 
     /// `recv(2)` with `MSG_DONTWAIT`; `.done(0)` is the end of the stream.
     public func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Transfer {
+        try Self.transfer("recv") { recv(rawValue, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT)) }
+    }
+
+    /// Runs a non-blocking `call` again after EINTR: its count, `.wouldBlock` for EAGAIN, else the error.
+    private static func transfer(_ operation: String, _ call: () -> Int) throws(SystemError) -> Transfer {
         while true {
-            let count = recv(rawValue, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+            let count = call()
             if count >= 0 { return .done(count) }
             let code = Errno.current
             switch code {
             case .interrupted: continue
             case .wouldBlock: return .wouldBlock
-            default: throw SystemError("recv", errno: code)
+            default: throw SystemError(operation, errno: code)
             }
         }
     }
@@ -74,6 +72,22 @@ extension FileDescriptor {
             getsockopt(rawValue, SOL_SOCKET, SO_PEERCRED, &credentials, &length)
         }
         return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+    }
+
+    /// The connected peer's supplementary groups as they were when it connected (`SO_PEERGROUPS`, Linux 4.13);
+    /// empty if the kernel cannot tell.
+    public func peerGroups() -> [UInt32] {
+        var groups = [gid_t](repeating: 0, count: 64)
+        while true {
+            var length = socklen_t(groups.count * MemoryLayout<gid_t>.size)
+            let status = groups.withUnsafeMutableBytes {
+                getsockopt(rawValue, SOL_SOCKET, SO_PEERGROUPS, $0.baseAddress, &length)
+            }
+            let count = Int(length) / MemoryLayout<gid_t>.size
+            if status == 0 { return groups.prefix(count).map { UInt32($0) } }
+            guard errno == ERANGE, count > groups.count else { return [] }
+            groups = [gid_t](repeating: 0, count: count)
+        }
     }
 
     /// A connected pair of Unix sockets of `type` (`SOCK_STREAM`, `SOCK_SEQPACKET`, ...), both close-on-exec.

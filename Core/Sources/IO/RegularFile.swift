@@ -18,9 +18,7 @@ public enum RegularFile {
         do {
             return try fd.readToEnd(limit: limit)
         } catch {
-            var located = error
-            located.path = path
-            throw located
+            throw error.located(at: path)
         }
     }
 
@@ -76,9 +74,7 @@ public enum AtomicFile {
         } catch {
             fd.close()
             unlink(temporary)
-            var located = error
-            located.path = temporary
-            throw located
+            throw error.located(at: temporary)
         }
         fd.close()
         do {
@@ -96,9 +92,7 @@ public enum AtomicFile {
         do {
             try fd.sync()
         } catch {
-            var located = error
-            located.path = directory
-            throw located
+            throw error.located(at: directory)
         }
     }
 }

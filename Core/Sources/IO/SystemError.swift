@@ -36,6 +36,13 @@ public struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
         SystemError("open", path: path, errno: .invalidArgument, detail: "is \(kind), not a regular file")
     }
 
+    /// The same error about `path` (a call on a descriptor does not know the path it was opened with).
+    public func located(at path: String) -> SystemError {
+        var located = self
+        located.path = path
+        return located
+    }
+
     /// `operation path: strerror` (or the detail in place of `strerror`).
     public var description: String {
         let subject = path.map { "\(operation) \($0)" } ?? operation

@@ -31,7 +31,15 @@ public enum PluginABI {
     /// Version 2: ``RoleContext`` carries the role's BLE manager
     /// (``RoleContext/central`` / ``RoleContext/peripheral``).
     ///
-    /// Version 3: ``PluginStateStore``'s reads and writes are `async` (they run
+    /// Version 3: ``RoleContext`` carries the fleet publisher
+    /// (``RoleContext/fleet``: durable records, sensor readings).
+    ///
+    /// Version 4: every control method declares its params
+    /// (``PluginMethodRegistrar/register(_:params:handler:)``, ``ParamSchema``;
+    /// ``PluginCall/arguments``), and a descriptor may carry a
+    /// ``PluginDescriptor/validateConfig`` check.
+    ///
+    /// Version 5: ``PluginStateStore``'s reads and writes are `async` (they run
     /// on the blocking pool) and ``PluginStateError/system(_:)`` carries the
     /// core's one errno error, `SystemError`.
     ///
@@ -39,7 +47,7 @@ public enum PluginABI {
     /// returns the value of the core it was *compiled* against, not of the
     /// core it runs with, which is what makes the check meaningful.
     @_alwaysEmitIntoClient
-    public static var version: UInt32 { 3 }
+    public static var version: UInt32 { 5 }
 
     /// The name of the C function returning the plugin's ABI version.
     public static let abiVersionSymbol = "bleagent_plugin_abi_version"

@@ -54,6 +54,8 @@ public final class ControlServer: Sendable {
         var policy: PeerPolicy
         var acceptPaused = false
         var counters = ControlServerCounters()
+        /// Refused connections are logged at most 5 a minute (a flood of them cannot flood the log).
+        var refusalLog = LogRateLimit(burst: 5, window: .seconds(60))
     }
 
     /// The settings the server was created with.
@@ -63,9 +65,15 @@ public final class ControlServer: Sendable {
     private let bus: EventBus
     private let state: Mutex<State>
     private let busToken = Mutex<EventBus.Token?>(nil)
+    private let log: AgentLog
 
-    /// A server that dispatches to `registry` and forwards `bus` events; call ``start()``.
-    public init(options: ControlServerOptions, loop: EventLoop, registry: MethodRegistry, bus: EventBus) {
+    /// A server that dispatches to `registry` and forwards `bus` events,
+    /// logging refused connections to `log`; call ``start()``.
+    public init(
+        options: ControlServerOptions, loop: EventLoop, registry: MethodRegistry, bus: EventBus,
+        log: AgentLog = .discard
+    ) {
+        self.log = log
         self.options = options
         self.loop = loop
         self.registry = registry
@@ -77,7 +85,7 @@ public final class ControlServer: Sendable {
     public func start() throws(ControlServerError) {
         let socket: SocketFile
         do {
-            socket = try SocketFile.create(at: options.socketPath, mode: options.mode)
+            socket = try SocketFile.create(at: options.socketPath, mode: options.mode, group: options.group)
         } catch {
             throw ControlServerError(description: "cannot create the control socket: \(error)")
         }
@@ -101,7 +109,7 @@ public final class ControlServer: Sendable {
         busToken.withLock { $0 = token }
     }
 
-    /// Replaces the allowed uids (on reload); connected clients stay.
+    /// Replaces who may connect (on reload); connected clients stay.
     public func setPolicy(_ policy: PeerPolicy) {
         state.withLock { $0.policy = policy }
     }
@@ -175,9 +183,12 @@ public final class ControlServer: Sendable {
             fd.close()
             return
         }
+        let groups = fd.peerGroups()
         let refusal: RPCError? = state.withLock { state in
-            if !state.policy.allows(uid: credentials.uid) {
-                return RPCError(.notAuthorized, "uid \(credentials.uid) is not allowed (control.allowedUids)")
+            if !state.policy.allows(uid: credentials.uid, gid: credentials.gid, groups: groups) {
+                let rule =
+                    state.policy.operatorGroup == nil ? "control.allowedUids" : "control.allowedUids, control.group"
+                return RPCError(.notAuthorized, "uid \(credentials.uid) is not allowed (\(rule))")
             }
             if state.clients.count >= options.maxClients {
                 state.counters.refusedClients += 1
@@ -187,6 +198,7 @@ public final class ControlServer: Sendable {
             return nil
         }
         if let refusal {
+            logRefusal(refusal, uid: credentials.uid, pid: credentials.pid)
             _ = Self.send(Self.line(RPCMessage.error(id: .null, refusal))[...], to: fd)
             fd.close()
             return
@@ -208,6 +220,13 @@ public final class ControlServer: Sendable {
         } catch {
             disconnect(id)
         }
+    }
+
+    /// Logs a refused connection at notice, within the rate limit.
+    private func logRefusal(_ refusal: RPCError, uid: UInt32, pid: Int32) {
+        guard let skipped = state.withLock({ $0.refusalLog.admit(at: .now) }) else { return }
+        let note = skipped > 0 ? " (\(skipped) more refused connections were not logged)" : ""
+        log.notice("refused a connection from uid \(uid) (pid \(pid)): \(refusal.message)\(note)")
     }
 
     // MARK: - Reading
@@ -291,22 +310,15 @@ public final class ControlServer: Sendable {
             reply(call, outcome, to: id)
             return
         }
-        guard let handler = registry.handler(for: call.method) else {
+        guard registry.handler(for: call.method) != nil else {
             reply(call, .failure(RPCError(.methodNotFound, "method not found: \(call.method)")), to: id)
             return
         }
         state.withLock { $0.clients[id]?.inFlight += 1 }
         let methodCall = MethodCall(method: call.method, params: call.params, peer: peer)
         let afterReply = methodCall.afterReply
-        Task { [weak self] in
-            let outcome: Result<JSON, RPCError>
-            do {
-                outcome = .success(try await handler(methodCall))
-            } catch let error as RPCError {
-                outcome = .failure(error)
-            } catch {
-                outcome = .failure(RPCError(.internalError, "\(error)"))
-            }
+        Task { [weak self, registry] in
+            let outcome = await registry.call(methodCall)
             guard let self else { return }
             self.loop.execute {
                 self.reply(call, outcome, to: id)
@@ -415,6 +427,7 @@ public final class ControlServer: Sendable {
             state.withLock { $0.clients[id]?.subscription = kinds }
             return .success(["kinds": .array(kinds.sorted { $0.rawValue < $1.rawValue }.map { .string($0.rawValue) })])
         case "events.unsubscribe":
+            if let refusal = EventFilter.unsubscribeRefusal(call.params) { return .failure(refusal) }
             let dropped = state.withLock { state -> Int64 in
                 state.clients[id]?.subscription = nil
                 return state.clients[id]?.outbox.droppedEvents ?? 0

@@ -35,6 +35,7 @@ public final class RoleHost: Sendable {
         var adapter: String
         var restore: AgentConfig.Restore
         var sim: AgentConfig.Sim
+        var bluez: AgentConfig.BlueZ
 
         init?(_ config: AgentConfig) {
             guard let settings = config.selectedRole else { return nil }
@@ -46,6 +47,7 @@ public final class RoleHost: Sendable {
             adapter = config.adapter
             restore = config.restore
             sim = config.sim
+            bluez = config.bluez
         }
     }
 
@@ -71,13 +73,14 @@ public final class RoleHost: Sendable {
     private let options: Options
     private let backends: BackendFactory?
     private let observer = Mutex<(@Sendable (RoleManager) -> Void)?>(nil)
-    private let log: @Sendable (String) -> Void
+    private let fleet = Mutex<any FleetPublisher>(NoFleet())
+    private let log: AgentLog
 
     /// A host that loads plugins with `loader` and wires them to `registry`
     /// and `bus`, with BLE managers from `backends` (nil: plugins get none).
     public init(
         loader: PluginLoader, registry: MethodRegistry, bus: EventBus, backends: BackendFactory? = nil,
-        options: Options = Options(), log: @escaping @Sendable (String) -> Void
+        options: Options = Options(), log: AgentLog
     ) {
         self.backends = backends
         self.loader = loader
@@ -90,10 +93,22 @@ public final class RoleHost: Sendable {
     /// The role state now.
     public var status: RoleStatus { state.withLock { $0.status } }
 
+    /// The problems the plugin of `config`'s role finds in its config
+    /// (``PluginDescriptor/validateConfig``), with full paths; a plugin that
+    /// cannot be loaded adds none (starting it reports why).
+    public func configIssues(_ config: AgentConfig) -> [ConfigIssue] {
+        PluginConfigCheck.run(config, roles: [config.role], loader: loader, loadFailures: false).issues
+    }
+
     /// Calls `observer` with each started role's manager, and with
     /// ``RoleManager/none`` when it stops (the control methods follow it).
     public func observeManagers(_ observer: @escaping @Sendable (RoleManager) -> Void) {
         self.observer.withLock { $0 = observer }
+    }
+
+    /// Gives plugins started from now on `publisher` as ``RoleContext/fleet``.
+    public func setFleetPublisher(_ publisher: any FleetPublisher) {
+        fleet.withLock { $0 = publisher }
     }
 
     /// The running role's BLE manager (``RoleManager/none`` when no role runs).
@@ -149,11 +164,16 @@ public final class RoleHost: Sendable {
         } catch {
             return fail(spec, "cannot load plugin \"\(name)\": \(error)", trigger: trigger)
         }
+        if let problems = descriptor.validateConfig?(spec.settings.config, role), !problems.isEmpty {
+            let reason = PluginConfigCheck.sentence(problems)
+            return fail(spec, "plugin \"\(name)\" rejected its config: \(reason)", trigger: trigger)
+        }
         var opened: BackendFactory.Opened?
         if let backends {
             do {
                 opened = try await backends.open(
-                    spec.role, backend: spec.backend, adapter: spec.adapter, restore: spec.restore, sim: spec.sim)
+                    spec.role, backend: spec.backend, adapter: spec.adapter, restore: spec.restore, sim: spec.sim,
+                    bluez: spec.bluez)
             } catch {
                 return fail(spec, "cannot open the \(spec.backend.rawValue) backend: \(error)", trigger: trigger)
             }
@@ -162,15 +182,17 @@ public final class RoleHost: Sendable {
         let log = self.log
         let context = RoleContext(
             role: role, config: spec.settings.config,
-            logger: PluginLogger { level, message in log("[\(name)] \(level.rawValue): \(message)") },
-            state: store, methods: bridge, events: bridge, manager: opened?.manager ?? .none)
+            logger: PluginLogger { level, message in log.plugin(name, level, message) },
+            state: store, methods: bridge, events: bridge, manager: opened?.manager ?? .none,
+            fleet: fleet.withLock { $0 })
         let plugin: any RolePlugin
         do {
             plugin = try descriptor.factory(context)
         } catch {
             bridge.deactivate()
             await opened?.close()
-            return fail(spec, "plugin \"\(name)\" rejected its context: \(error)", trigger: trigger)
+            let reason = (error as? JSONFieldErrors).map { PluginConfigCheck.sentence($0.errors) } ?? "\(error)"
+            return fail(spec, "plugin \"\(name)\" rejected its context: \(reason)", trigger: trigger)
         }
         switch await Deadline.run(within: options.startDeadline, { try await plugin.start() }) {
         case .success:
@@ -228,7 +250,7 @@ public final class RoleHost: Sendable {
         if let plugin = status.plugin { line += " (plugin \(plugin))" }
         line += ": \(status.phase.rawValue)"
         if let reason = status.reason { line += ": \(reason)" }
-        log(line)
+        log.log(status.phase == .failed ? .warning : .info, line)
         bus.publish(.state, ["agentState": "role", "trigger": .string(trigger), "roleState": status.json])
     }
 

@@ -16,6 +16,7 @@ actor SensorAggregatorNode {
     private var mayFlush = false
     private let logger: PluginLogger
     private let events: any PluginEventSink
+    private let fleet: any FleetPublisher
     private let services: [GATTService]
     private let deviceInformation: [BluetoothUUID: [UInt8]]
     private let files = SensorFileReader()
@@ -35,17 +36,20 @@ actor SensorAggregatorNode {
     /// Bumped at each re-arm: a timer that woke for an older arming does nothing.
     private var timerGeneration: UInt64 = 0
     private var loggedFileErrors: Set<String> = []
+    /// The refused-reading count of each sensor last looked at (``logIfRefused(_:_:)``).
+    private var refusedLogged: [String: Int] = [:]
     /// Notifications the transport refused (flow control), for `sensors.ingest-stats`' sibling.
     private(set) var refusedUpdates = 0
 
     init(
         config: SensorAggregatorConfig, manager: PeripheralManager?, state: PluginStateStore, logger: PluginLogger,
-        events: any PluginEventSink, now: Double
+        events: any PluginEventSink, fleet: any FleetPublisher = NoFleet(), now: Double
     ) {
         engine = SensorAggregatorEngine(config: config, now: now)
         self.manager = manager
         self.logger = logger
         self.events = events
+        self.fleet = fleet
         snapshots = AggregateSnapshotStore(store: state, logger: logger)
         services = SensorGATTLayout.services(for: config)
         deviceInformation = Dictionary(
@@ -102,6 +106,7 @@ actor SensorAggregatorNode {
     func ingest(_ datagram: [UInt8]) async {
         let before = engine.counters
         let actions = engine.ingest(datagram, now: unixNow())
+        if engine.counters.accepted > before.accepted, let reading = engine.lastRecorded { publishToFleet(reading) }
         for reason in IngestRejection.allCases where engine.counters.rejections(reason) > before.rejections(reason) {
             let count = engine.counters.rejections(reason)
             // Every line is counted; the log gets the 1st, 2nd, 4th, 8th... of each reason.
@@ -253,7 +258,10 @@ actor SensorAggregatorNode {
         for sensor in engine.config.sensors {
             guard let poll = polls[sensor.id], poll.due <= now, let period = sensor.source.pollSeconds else { continue }
             if let value = await sample(sensor, tick: poll.tick) {
-                actions += engine.record(SensorReading(sensor: sensor.id, value: value, time: now), now: now)
+                let reading = SensorReading(sensor: sensor.id, value: value, time: now)
+                actions += engine.record(reading, now: now)
+                if engine.lastRecorded == reading { publishToFleet(reading) }
+                logIfRefused(sensor, value)
             }
             let tick = poll.tick + 1
             polls[sensor.id] = (pollStart + Double(tick) * period, tick)
@@ -261,6 +269,22 @@ actor SensorAggregatorNode {
         }
         actions += engine.tick(now: now)
         await perform(actions)
+    }
+
+    /// Logs the 1st, 2nd, 4th, 8th... reading of `sensor` refused as physically impossible.
+    private func logIfRefused(_ sensor: SensorConfig, _ value: Double) {
+        guard let count = engine.refusedReadings[sensor.id], count != refusedLogged[sensor.id] else { return }
+        refusedLogged[sensor.id] = count
+        guard count & (count - 1) == 0 else { return }
+        let range = sensor.kind.physicalRange
+        logger.warning(
+            "sensor \(sensor.id): \(value) is outside a \(sensor.kind.rawValue) sensor's range "
+                + "\(range.lowerBound)...\(range.upperBound); not recorded (\(count) so far)")
+    }
+
+    /// A recorded reading to `<prefix>/sensors/<id>` (coalesced per sensor by the agent).
+    private func publishToFleet(_ reading: SensorReading) {
+        fleet.publishReading(sensor: reading.sensor, value: reading.value, time: reading.time)
     }
 
     /// A sensor's value now; a file is read on the blocking pool (the actor stays free meanwhile).
