@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
