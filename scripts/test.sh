@@ -31,6 +31,9 @@ log "core package: $((SECONDS - start)) s"
 # and on 2 cores those processes, not the tests' logic, decide whether a 20 s deadline holds. Eight at a time
 # keeps both cores busy (most tests wait on processes) with a bounded number of processes.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}
+# The test process ignores SIGPIPE from its start, as the agent does (the kit's helpers also set it): a write to a
+# pipe whose reader is gone fails with EPIPE instead of killing the whole run. Children get the default back.
+trap '' PIPE
 runs=${BLEAGENT_TEST_RUNS:-3}
 for run in $(seq 1 "$runs"); do
     log "swift test, in parallel: run $run of $runs"

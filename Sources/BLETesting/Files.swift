@@ -8,6 +8,7 @@ import Testing
 /// A fresh directory of the test's own under /tmp (`/tmp/<prefix>-XXXXXX`, mode 0700): tests that run in parallel
 /// never share a path. Remove it with ``removeTree(_:)``.
 public func temporaryDirectory(_ prefix: String = "bletest") throws(SystemError) -> String {
+    brokenPipesIgnored
     var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
     let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
     guard made != nil else {

@@ -23,6 +23,7 @@ public final class LineSocket: Sendable {
 
     /// Takes over a connected socket (which it closes): replies are read from now on.
     public init(adopting fd: FileDescriptor) throws(SystemError) {
+        brokenPipesIgnored
         self.fd = fd
         do {
             let reading = try fd.duplicate()

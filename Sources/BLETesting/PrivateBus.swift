@@ -28,6 +28,7 @@ public final class PrivateBus: Sendable {
     /// Starts a bus; `policy` is appended to the default policy (later rules win), for tests of
     /// a bus that refuses something, such as `<deny send_destination="org.bluez"/>`.
     public static func start(policy: String = "") async throws -> PrivateBus {
+        brokenPipesIgnored
         var template = Array("/tmp/bleagent-dbus-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw Failure.setup("mkdtemp failed: \(errno)") }
         let directory = String(cString: made)

@@ -7,7 +7,12 @@ import Testing
 #endif
 
 /// How long a test waits for something that should happen at once: generous, so a loaded machine is slow, not red.
-public let testDeadline = Duration.seconds(20)
+public let testDeadline = Duration.seconds(30)
+
+/// The test process ignores SIGPIPE, as the agent does (`bleagent`'s main): a write to a pipe whose reader is gone
+/// (a child that exited while the test wrote to its standard input, an in-process server's client that left) fails
+/// with EPIPE instead of killing every test in the process. Children get the default back (``ChildProcess``).
+let brokenPipesIgnored: Void = { signal(SIGPIPE, SIG_IGN) }()
 
 /// A process a test starts: the core's ``ChildProcess`` (forked from the shared loop's thread, with SIGTERM as its
 /// parent-death signal, reaped on the loop) with its standard output and error read on the loop as they arrive.
@@ -31,6 +36,7 @@ public final class TestProcess: Sendable {
         _ executable: String, _ arguments: [String], environment: [String: String] = [:],
         inheritEnvironment: Bool = true, input: Bool = false
     ) async throws {
+        brokenPipesIgnored
         var entries = inheritEnvironment ? ChildProcess.currentEnvironment() : []
         if !environment.isEmpty {
             entries.removeAll { entry in environment.keys.contains { entry.hasPrefix("\($0)=") } }

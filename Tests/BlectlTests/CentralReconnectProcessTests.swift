@@ -35,6 +35,10 @@ struct CentralReconnectProcessTests {
         let dropped = try await Child(
             "\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "disconnected"])
         #expect(await dropped.waitForStderr(containing: "streaming events"))
+        // Listening before the drop: the agent may connect again before a later listener would start.
+        let after = try await Child(
+            "\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "connected", "--kind", "value"])
+        #expect(await after.waitForStderr(containing: "streaming events"))
         let drop = try await Child(
             "/usr/bin/dbus-send",
             [
@@ -49,11 +53,9 @@ struct CentralReconnectProcessTests {
         #expect(!lost.contains(#""error":null"#), "a link loss carries its error: \(lost)")
 
         // Without the reconnect loop nothing connects it again: this waits in vain.
-        let after = try await Child(
-            "\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "connected", "--kind", "value"])
-        #expect(await after.waitForStderr(containing: "streaming events"))
-        #expect(await after.waitForStdout(containing: #""kind":"connected""#))
-        #expect(await after.waitForStdout(containing: #""characteristic":"00002a37"#))
+        // Lines in order: the reconnect, then a value after it (values before the drop come earlier).
+        #expect(await after.waitForStdoutLine { $0.contains(#""kind":"connected""#) } != nil)
+        #expect(await after.waitForStdoutLine { $0.contains(#""characteristic":"00002a37"#) } != nil)
         after.signal(SIGKILL)
         _ = await after.finish()
         let devices = try await blectl(socket + ["devices"]).stdout
