@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import BLETesting
 import Testing
 
 @testable import blectl

@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import BLETesting
 import Testing
 
 /// Payments to the back office through the durable outbox, with the lane

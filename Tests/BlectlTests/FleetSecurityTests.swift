@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import BLETesting
 import Testing
 
 /// TLS with a CA the test makes (openssl), credentials from a file, and

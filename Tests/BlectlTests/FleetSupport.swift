@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import BLETesting
 import Testing
 
 /// Debian's mosquitto and its clients, as the fleet tests run them.

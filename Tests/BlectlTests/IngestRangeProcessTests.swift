@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import BLETesting
 import Testing
 
 /// Ingest values outside their kind's physical range are refused and counted.

@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import BLETesting
 import Testing
 
 /// Plugins on disk as an attacker or a half-finished upgrade leaves them:

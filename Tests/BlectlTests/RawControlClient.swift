@@ -1,5 +1,5 @@
-import JSON
 import BLETesting
+import JSON
 import Testing
 
 /// A control API client that sends raw bytes (hostile lines blectl would

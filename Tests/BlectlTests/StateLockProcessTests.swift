@@ -1,6 +1,6 @@
+import BLETesting
 import Glibc
 import JSON
-import BLETesting
 import Testing
 
 /// One agent per state directory and per runtime directory: a second agent

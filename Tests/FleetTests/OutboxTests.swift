@@ -1,9 +1,9 @@
 import AgentCore
+import BLETesting
 import Glibc
 import IO
 import JSON
 import RoleKit
-import BLETesting
 import Testing
 
 @testable import Fleet
