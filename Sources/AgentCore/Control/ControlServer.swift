@@ -321,18 +321,21 @@ public final class ControlServer: Sendable {
             let outcome = await registry.call(methodCall)
             guard let self else { return }
             self.loop.execute {
+                // Its slot is free before the reply goes out: a client that saw the reply sees the count without it.
+                self.state.withLock { state in
+                    if let inFlight = state.clients[id]?.inFlight, inFlight > 0 {
+                        state.clients[id]?.inFlight = inFlight - 1
+                    }
+                }
                 self.reply(call, outcome, to: id)
                 afterReply.run()
-                self.finished(id)
+                self.resumeHeld(id)
             }
         }
     }
 
     /// A handler of client `id` finished: start held lines while below the cap, then read the socket again.
-    private func finished(_ id: UInt64) {
-        state.withLock { state in
-            if let inFlight = state.clients[id]?.inFlight, inFlight > 0 { state.clients[id]?.inFlight = inFlight - 1 }
-        }
+    private func resumeHeld(_ id: UInt64) {
         while true {
             let (next, registration, interest) = state.withLock {
                 state -> ([UInt8]?, EventLoop.Registration?, EventLoop.Interest) in
