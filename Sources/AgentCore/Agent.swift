@@ -24,6 +24,7 @@ public final class Agent: Sendable {
     private let notifier: SystemdNotifier?
     private let started = SystemdNotifier.monotonicMicroseconds()
     private let server: Mutex<ControlServer?> = Mutex(nil)
+    private let sections = Mutex<[(name: String, summary: @Sendable () -> JSON?)]>([])
     private let log: @Sendable (String) -> Void
 
     /// An agent running `config`, read from `configPath` (re-read on reload),
@@ -44,6 +45,11 @@ public final class Agent: Sendable {
 
     /// The config in force.
     public var config: AgentConfig { state.withLock { $0.config } }
+
+    /// Adds a section to `agent.status`: `summary()` under `name`, left out while it returns nil.
+    public func addStatusSection(_ name: String, _ summary: @escaping @Sendable () -> JSON?) {
+        sections.withLock { $0.append((name, summary)) }
+    }
 
     /// Attaches the control server whose allowed uids follow reloads.
     public func attach(_ server: ControlServer) {
@@ -97,6 +103,11 @@ public final class Agent: Sendable {
         ]
         if let address = backends?.simBusAddress, case .object(var object) = result {
             object["sim"] = ["busAddress": .string(address)]
+            result = .object(object)
+        }
+        for (name, summary) in sections.withLock({ $0 }) {
+            guard let section = summary(), case .object(var object) = result else { continue }
+            object[name] = section
             result = .object(object)
         }
         return result

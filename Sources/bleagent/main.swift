@@ -98,6 +98,7 @@ do {
         config: config, configPath: configPath, bus: bus, roleHost: roleHost, backends: backends, loop: loop,
         notifier: SystemdNotifier(environment: ProcessEnvironment.current()), log: log)
     try agent.registerBuiltins(in: registry)
+    agent.addStatusSection("central") { central.statusSummary() }
     var options = ControlServerOptions(
         socketPath: config.control.socketPath, mode: config.control.mode,
         policy: PeerPolicy(allowedUids: config.control.allowedUids, ownUid: geteuid()))
