@@ -98,7 +98,16 @@ final class FakeCentralBackend: CentralBackend {
         }
         send(.snapshot(tree, serial: nil))
     }
-    func refresh(path: String, interface: String) async throws(BLEError) { record(.refresh(path)) }
+    /// When true, refreshes park like reads (ended by ``finish(_:with:)``).
+    let parkRefreshes = Mutex(false)
+
+    func refresh(path: String, interface: String) async throws(BLEError) {
+        if parkRefreshes.withLock({ $0 }) {
+            _ = try await gattCall(.refresh(path))
+        } else {
+            record(.refresh(path))
+        }
+    }
     func setDiscoveryFilter(adapter: String, _ filter: DiscoveryFilter) async throws(BLEError) {
         record(.setDiscoveryFilter(filter))
     }

@@ -104,7 +104,9 @@ final class AsyncQueue<Buffer: QueueBuffer>: Sendable {
             state.counters.dropped += state.buffer.push(input)
             let waiting = state.buffer.count
             state.counters.highWater = max(state.counters.highWater, waiting)
-            guard state.waiter != nil, !state.wakePending else { return PushOutcome(needsWake: false, waiting: waiting) }
+            guard state.waiter != nil, !state.wakePending else {
+                return PushOutcome(needsWake: false, waiting: waiting)
+            }
             state.wakePending = true
             return PushOutcome(needsWake: true, waiting: waiting)
         }

@@ -153,7 +153,9 @@ extension CentralManager {
                 if path == heard || keys.contains(where: Self.advertisingKeys.contains) {
                     reportDiscovery(path, state: &state)
                 }
-                if keys.contains("Connected") || keys.contains("ServicesResolved") { effects.links.append((path, false)) }
+                if keys.contains("Connected") || keys.contains("ServicesResolved") {
+                    effects.links.append((path, false))
+                }
             case .removed(let path, BlueZInterface.device):
                 for token in state.scanners.keys { state.scanners[token]?.reported[path] = nil }
             case .changed(let path, BlueZInterface.gattCharacteristic, let keys) where keys.contains("Value"):

@@ -16,7 +16,8 @@ extension CentralManager {
             }
             let previous = state.peripheralStates[id] ?? .disconnected
             if device.connected {
-                if previous != .connected {
+                // While disconnecting, ServicesResolved going false still shows the link up: not a new connection.
+                if previous != .connected && previous != .disconnecting {
                     state.peripheralStates[id] = .connected
                     event = .connected(id)
                 }

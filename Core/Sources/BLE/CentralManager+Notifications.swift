@@ -58,7 +58,8 @@ extension CentralManager {
 
     /// Puts `value` in every stream of the characteristic at `path`; a stream
     /// past half full pauses an AcquireNotify socket (``CentralBackend/setNotificationsPaused(_:characteristic:)``).
-    func deliverNotification(_ value: [UInt8], characteristic path: String, state: inout State, effects: inout Effects) {
+    func deliverNotification(_ value: [UInt8], characteristic path: String, state: inout State, effects: inout Effects)
+    {
         guard !state.notifications.subscribers.isEmpty else { return }
         let reference: CharacteristicReference
         if let known = state.notifications.references[path] {

@@ -240,7 +240,8 @@ public struct ObjectTreeMirror: Sendable {
         for interface in interfaces.keys.sorted() {
             guard let properties = interfaces[interface] else { continue }
             guard let present = objects[path]?[interface] else {
-                changes += apply(.interfacesAdded(path: path, interfaces: [interface: properties]), now: now, live: false)
+                changes += apply(
+                    .interfacesAdded(path: path, interfaces: [interface: properties]), now: now, live: false)
                 continue
             }
             if additive { continue }

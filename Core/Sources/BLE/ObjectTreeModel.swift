@@ -138,7 +138,9 @@ extension ObjectTreeMirror {
         attributes(index.descriptors, BlueZInterface.gattDescriptor, of: characteristicPath)
     }
 
-    private func attributes(_ attributes: AttributeIndex, _ interface: String, of owner: String)
+    private func attributes(
+        _ attributes: AttributeIndex, _ interface: String, of owner: String
+    )
         -> [RemoteAttributeModel]
     {
         attributes.members(of: owner).compactMap { path in

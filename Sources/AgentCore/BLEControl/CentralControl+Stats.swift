@@ -50,7 +50,8 @@ extension CentralControl {
                 "notifications": Self.json(
                     manager.notifications, count: manager.notificationStreams, pauses: manager.notificationPauses),
                 "streamDrops": .object(
-                    JSONObject(manager.streamDrops.sorted { $0.key < $1.key }.map { ($0.key, JSON.int(Int64($0.value))) })),
+                    JSONObject(
+                        manager.streamDrops.sorted { $0.key < $1.key }.map { ($0.key, JSON.int(Int64($0.value))) })),
             ],
         ]
     }
@@ -70,7 +71,9 @@ extension CentralControl {
         ]
     }
 
-    private static func json(_ counters: QueueCounters, capacity: Int? = nil, count: Int? = nil, pauses: Int? = nil)
+    private static func json(
+        _ counters: QueueCounters, capacity: Int? = nil, count: Int? = nil, pauses: Int? = nil
+    )
         -> JSON
     {
         var object: JSONObject = [

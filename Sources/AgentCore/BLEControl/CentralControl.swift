@@ -219,7 +219,9 @@ public final class CentralControl: Sendable {
         ]
     }
 
-    static func json(_ id: PeripheralIdentifier, name: String?, rssi: Int?, connected: Bool?, reports: Int? = nil)
+    static func json(
+        _ id: PeripheralIdentifier, name: String?, rssi: Int?, connected: Bool?, reports: Int? = nil
+    )
         -> JSON
     {
         var object: JSONObject = [
