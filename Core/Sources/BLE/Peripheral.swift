@@ -161,7 +161,8 @@ public final class Peripheral: Sendable {
         let path = devicePath
         // Subscribed now, not when the task starts: a drain right after this call is not lost.
         let drains = central.flowBroadcast.stream()
-        return AsyncStream { continuation in
+        // "Ready" is a state, not a count: one pending event is enough.
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 for await ready in drains where ready == path { continuation.yield(()) }
                 continuation.finish()
@@ -250,7 +251,7 @@ public final class Peripheral: Sendable {
     public func notificationStateUpdates() -> AsyncStream<NotificationStateChange> {
         let id = identifier
         let changes = central.notificationStateBroadcast.stream()
-        return AsyncStream { continuation in
+        return AsyncStream(bufferingPolicy: .bufferingNewest(central.notificationStateBroadcast.capacity)) { continuation in
             let task = Task {
                 for await change in changes where change.characteristic.peripheral == id { continuation.yield(change) }
                 continuation.finish()
