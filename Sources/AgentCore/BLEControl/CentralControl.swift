@@ -174,11 +174,10 @@ public final class CentralControl: Sendable {
                     state.counts.discoveries += 1
                     state.counts.reports += found.reportCount
                 }
-                bus.publish(
-                    .discovered,
+                bus.publish(.discovered) {
                     Self.json(
-                        found.identifier, name: found.name, rssi: found.rssi, connected: nil,
-                        reports: found.reportCount))
+                        found.identifier, name: found.name, rssi: found.rssi, connected: nil, reports: found.reportCount)
+                }
             }
         }
         state.withLock { state in
