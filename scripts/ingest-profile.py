@@ -250,6 +250,11 @@ def run(args, work, agent, children):
             last = int(bleak.stdout.readline())
         return last
 
+    helpers = {}
+    for pid in subprocess.run(["pgrep", "-P", str(agent.pid)], capture_output=True, text=True).stdout.split():
+        with open(f"/proc/{pid}/comm") as f:
+            helpers[f.read().strip()] = int(pid)
+    helper_cpu0 = {name: cpu_seconds(pid) for name, pid in helpers.items()}
     perf = None
     if args.perf:
         perf = subprocess.Popen(
@@ -276,6 +281,7 @@ def run(args, work, agent, children):
     bleak_reports = bleak_count() - bleak0
     cpu = cpu_seconds(agent.pid) - cpu0
     bleak_cpu = (cpu_seconds(bleak.pid) - bleak_cpu0) if bleak else 0
+    helper_cpu = {name: cpu_seconds(pid) - helper_cpu0[name] for name, pid in helpers.items()}
     if perf:
         perf.wait()
     devices = len(control.call("central.devices")["devices"])
@@ -295,6 +301,7 @@ def run(args, work, agent, children):
         if reports and bleak_reports:
             ratio = (cpu / reports) / max(bleak_cpu / bleak_reports, 1e-12)
             print(f"CPU per report, bleagent / Bleak: {ratio:.2f}")
+    print("CPU % of the agent's children: " + ", ".join(f"{n} {c / elapsed * 100:.1f}" for n, c in helper_cpu.items()))
     print(f"central.devices lists {devices}")
     print("agent RSS (s, MiB): " + " ".join(f"{t}:{r}" for t, r in samples))
     if stats is not None:

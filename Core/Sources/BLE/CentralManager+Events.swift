@@ -180,9 +180,7 @@ extension CentralManager {
     /// Puts the discovery of the device at `path` in every matching scan's
     /// queue (one advertisement report), if the device is of our adapter.
     func reportDiscovery(_ path: String, state: inout State) {
-        guard let device = state.mirror.device(at: path), let id = state.mirror.identifier(ofDeviceAt: path) else {
-            return
-        }
+        guard let (device, id) = state.mirror.deviceAndIdentifier(at: path) else { return }
         guard state.isInScope(device) else {
             state.statistics.otherAdapterReports += 1
             return

@@ -7,13 +7,10 @@ struct ObjectTreeIndex: Sendable {
     /// holds no object but leads to one, is linked to its parent.
     private(set) var children: [String: Set<String>] = [:]
     var adapters: Set<String> = []
-    var devices: Set<String> = []
+    /// Every device (an object with Device1), complete or not.
+    var devices: [String: DeviceEntry] = [:]
     var connectedDevices: Set<String> = []
     var devicesByAdapter: [String: Set<String>] = [:]
-    var adapterOfDevice: [String: String] = [:]
-    /// The typed view of each complete device (one with an Address).
-    var models: [String: DeviceModel] = [:]
-    var identifiers: [String: PeripheralIdentifier] = [:]
     var paths: [PeripheralIdentifier: String] = [:]
     var services = AttributeIndex(parentKey: "Device")
     var characteristics = AttributeIndex(parentKey: "Service")
@@ -61,6 +58,34 @@ struct ObjectTreeIndex: Sendable {
     }
 }
 
+/// What the index keeps per device, in one entry so a signal looks it up once.
+struct DeviceEntry: Sendable {
+    /// Device1.Adapter (else the parent path).
+    var adapter: String
+    /// Device1.Connected.
+    var connected = false
+    /// Neither connected nor paired: subject to expiry.
+    var prunable = true
+    /// The typed view, when the device is complete (it has an Address).
+    var model: DeviceModel?
+    /// Its identifier, when its adapter's address is known too.
+    var identifier: PeripheralIdentifier?
+
+    /// The device was heard with Device1 `properties`, `keys` of them
+    /// changed: the typed view reads again what depends on them. Returns
+    /// whether it is prunable and whether its identity (address, type) may
+    /// have changed.
+    mutating func heard(_ path: String, _ properties: PropertyMap, keys: [String]) -> (Bool, Bool) {
+        guard !keys.isEmpty else { return (prunable, false) }
+        guard model != nil, properties["Address"] != nil else {
+            model = DeviceModel(path: path, adapterPath: adapter, device1: properties)
+            return (prunable, true)
+        }
+        model?.update(adapterPath: adapter, device1: properties, keys: keys)
+        return (prunable, keys.contains { $0 == "Address" || $0 == "AddressType" })
+    }
+}
+
 /// GATT objects of one interface grouped by their owner (the object named by
 /// `parentKey`, else the parent path), with their parsed UUIDs.
 struct AttributeIndex: Sendable {
@@ -105,38 +130,41 @@ struct AttributeIndex: Sendable {
 }
 
 extension ObjectTreeMirror {
-    /// `interface` appeared at `path`.
-    mutating func indexAdded(_ path: String, _ interface: String, now: BLEInstant) {
+    /// `interface` appeared at `path` with `properties`.
+    mutating func indexAdded(_ path: String, _ interface: String, _ properties: PropertyMap, now: BLEInstant) {
         switch interface {
         case BlueZInterface.adapter:
             index.adapters.insert(path)
             refreshIdentifiers(ofAdapter: path)
         case BlueZInterface.device:
-            refreshDevice(path, keys: nil, now: now)
+            deviceChanged(path, properties, keys: nil, now: now)
         case BlueZInterface.gattService:
-            index.services.set(path, objects[path]?[interface])
+            index.services.set(path, properties)
         case BlueZInterface.gattCharacteristic:
-            index.characteristics.set(path, objects[path]?[interface])
+            index.characteristics.set(path, properties)
         case BlueZInterface.gattDescriptor:
-            index.descriptors.set(path, objects[path]?[interface])
+            index.descriptors.set(path, properties)
         default:
             break
         }
     }
 
-    /// Properties `keys` of `interface` at `path` changed (none: the device was heard all the same).
-    mutating func indexChanged(_ path: String, _ interface: String, keys: [String], now: BLEInstant) {
+    /// Properties `keys` of `interface` at `path` changed, to `properties`
+    /// (no keys: the device was heard all the same).
+    mutating func indexChanged(
+        _ path: String, _ interface: String, _ properties: PropertyMap, keys: [String], now: BLEInstant
+    ) {
         switch interface {
         case BlueZInterface.adapter where keys.contains("Address"):
             refreshIdentifiers(ofAdapter: path)
         case BlueZInterface.device:
-            refreshDevice(path, keys: keys, now: now)
+            deviceChanged(path, properties, keys: keys, now: now)
         case BlueZInterface.gattService where index.services.isAffected(by: keys):
-            index.services.set(path, objects[path]?[interface])
+            index.services.set(path, properties)
         case BlueZInterface.gattCharacteristic where index.characteristics.isAffected(by: keys):
-            index.characteristics.set(path, objects[path]?[interface])
+            index.characteristics.set(path, properties)
         case BlueZInterface.gattDescriptor where index.descriptors.isAffected(by: keys):
-            index.descriptors.set(path, objects[path]?[interface])
+            index.descriptors.set(path, properties)
         default:
             break
         }
@@ -161,50 +189,51 @@ extension ObjectTreeMirror {
         }
     }
 
-    /// Brings the device's entries up to date after its Device1 changed
-    /// `keys` (nil: appeared): adapter, link, recency, typed view, identifier.
-    private mutating func refreshDevice(_ path: String, keys: [String]?, now: BLEInstant) {
-        guard let properties = objects[path]?[BlueZInterface.device] else { return }
-        index.devices.insert(path)
-        let adapter = properties["Adapter"]?.stringValue ?? ObjectTreeIndex.parent(of: path) ?? "/"
-        let previousAdapter = index.adapterOfDevice.updateValue(adapter, forKey: path)
-        if previousAdapter != adapter {
-            if let previousAdapter { index.devicesByAdapter[previousAdapter]?.remove(path) }
-            index.devicesByAdapter[adapter, default: []].insert(path)
-        }
-        let connected = properties["Connected"]?.boolValue ?? false
-        if connected { index.connectedDevices.insert(path) } else { index.connectedDevices.remove(path) }
-        if connected || properties["Paired"]?.boolValue == true {
-            recency.remove(path)
-        } else {
-            recency.touch(path, at: now)
-        }
-        guard let keys, index.models[path] != nil else {
-            index.models[path] = DeviceModel(path: path, adapterPath: adapter, device1: properties)
-            refreshIdentifier(path)
+    /// Brings the device's entry up to date after its Device1 changed `keys`
+    /// (nil: it appeared; none: it was heard, nothing changed): adapter,
+    /// link, recency, typed view, identifier. An advertisement (no change of
+    /// adapter, link or pairing) looks the entry up once.
+    private mutating func deviceChanged(_ path: String, _ properties: PropertyMap, keys: [String]?, now: BLEInstant) {
+        if let keys, !keys.contains(where: { $0 == "Adapter" || $0 == "Connected" || $0 == "Paired" }) {
+            guard let (prunable, identityChanged) = index.devices[path]?.heard(path, properties, keys: keys) else {
+                return
+            }
+            if prunable { recency.touch(path, at: now) }
+            if identityChanged { refreshIdentifier(path) }
             return
         }
-        guard !keys.isEmpty else { return }
-        if properties["Address"] == nil {
-            index.models[path] = nil
+        let adapter = properties["Adapter"]?.stringValue ?? ObjectTreeIndex.parent(of: path) ?? "/"
+        let connected = properties["Connected"]?.boolValue ?? false
+        let prunable = !connected && properties["Paired"]?.boolValue != true
+        let existing = index.devices.removeValue(forKey: path)
+        var entry = existing ?? DeviceEntry(adapter: adapter)
+        if existing?.adapter != adapter {
+            if let previous = existing?.adapter { index.devicesByAdapter[previous]?.remove(path) }
+            index.devicesByAdapter[adapter, default: []].insert(path)
+        }
+        if existing == nil || existing?.connected != connected {
+            if connected { index.connectedDevices.insert(path) } else { index.connectedDevices.remove(path) }
+        }
+        entry.adapter = adapter
+        entry.connected = connected
+        entry.prunable = prunable
+        if let keys, existing != nil {
+            _ = entry.heard(path, properties, keys: keys)
         } else {
-            index.models[path]?.update(adapterPath: adapter, device1: properties, keys: keys)
+            entry.model = DeviceModel(path: path, adapterPath: adapter, device1: properties)
         }
-        if keys.contains(where: { $0 == "Address" || $0 == "AddressType" || $0 == "Adapter" }) {
-            refreshIdentifier(path)
-        }
+        index.devices[path] = entry
+        if prunable { recency.touch(path, at: now) } else { recency.remove(path) }
+        refreshIdentifier(path)
     }
 
     private mutating func forgetDevice(_ path: String) {
-        index.devices.remove(path)
+        guard let entry = index.devices.removeValue(forKey: path) else { return }
         index.connectedDevices.remove(path)
-        if let adapter = index.adapterOfDevice.removeValue(forKey: path) {
-            index.devicesByAdapter[adapter]?.remove(path)
-            if index.devicesByAdapter[adapter]?.isEmpty == true { index.devicesByAdapter[adapter] = nil }
-        }
-        index.models[path] = nil
+        index.devicesByAdapter[entry.adapter]?.remove(path)
+        if index.devicesByAdapter[entry.adapter]?.isEmpty == true { index.devicesByAdapter[entry.adapter] = nil }
+        if let identifier = entry.identifier, index.paths[identifier] == path { index.paths[identifier] = nil }
         recency.remove(path)
-        refreshIdentifier(path)
     }
 
     private mutating func refreshIdentifiers(ofAdapter adapter: String) {
@@ -213,17 +242,18 @@ extension ObjectTreeMirror {
 
     /// Recomputes the identifier of the device at `path` (its adapter's address, its address and type).
     private mutating func refreshIdentifier(_ path: String) {
+        guard let entry = index.devices[path] else { return }
         var identifier: PeripheralIdentifier?
-        if let model = index.models[path],
+        if let model = entry.model,
             let adapterAddress = objects[model.adapterPath]?[BlueZInterface.adapter]?["Address"]?.stringValue
         {
             identifier = PeripheralIdentifier(
                 adapter: adapterAddress, address: model.address, addressType: model.addressType)
         }
-        let previous = index.identifiers[path]
+        let previous = entry.identifier
         guard previous != identifier else { return }
         if let previous, index.paths[previous] == path { index.paths[previous] = nil }
-        index.identifiers[path] = identifier
+        index.devices[path]?.identifier = identifier
         if let identifier { index.paths[identifier] = path }
     }
 }

@@ -260,23 +260,18 @@ public struct ObjectTreeMirror: Sendable {
         case .interfacesRemoved(let path, let interfaces):
             return remove(path, interfaces.sorted())
         case .propertiesChanged(let path, let interface, let changed, let invalidated):
-            guard objects[path]?[interface] != nil else {
+            // One access to the object's properties: updated in place, the changed keys and the result back.
+            guard let (changedKeys, properties) = objects[path]?[interface]?.apply(changed, invalidated) else {
                 counters.unknownObjectSignals += 1
                 return [.needsRefresh(path: path, interface: interface)]
             }
-            var keys: [String] = []
-            for (key, value) in changed where objects[path]?[interface]?.updateValue(value, forKey: key) != value {
-                keys.append(key)
-            }
-            for key in invalidated where objects[path]?[interface]?.removeValue(forKey: key) != nil {
-                keys.append(key)
-            }
+            var keys = changedKeys
             if live && interface == BlueZInterface.gattCharacteristic && changed["Value"] != nil
                 && !keys.contains("Value")
             {
                 keys.append("Value")
             }
-            indexChanged(path, interface, keys: keys, now: now)
+            indexChanged(path, interface, properties, keys: keys, now: now)
             guard !keys.isEmpty else { return [] }
             return [.changed(path: path, interface: interface, keys: keys.sorted())]
         }
@@ -290,17 +285,13 @@ public struct ObjectTreeMirror: Sendable {
         }
         for interface in interfaces.keys.sorted() {
             guard let properties = interfaces[interface] else { continue }
-            if objects[path]?[interface] == nil {
+            guard let (keys, merged) = objects[path]?[interface]?.apply(properties, []) else {
                 objects[path]?[interface] = properties
-                indexAdded(path, interface, now: now)
+                indexAdded(path, interface, properties, now: now)
                 changes.append(.added(path: path, interface: interface))
                 continue
             }
-            var keys: [String] = []
-            for (key, value) in properties where objects[path]?[interface]?.updateValue(value, forKey: key) != value {
-                keys.append(key)
-            }
-            indexChanged(path, interface, keys: keys, now: now)
+            indexChanged(path, interface, merged, keys: keys, now: now)
             if !keys.isEmpty { changes.append(.changed(path: path, interface: interface, keys: keys.sorted())) }
         }
         return changes
@@ -324,5 +315,16 @@ public struct ObjectTreeMirror: Sendable {
         index.subtree(of: path).sorted().flatMap { member in
             remove(member, objects[member]?.keys.sorted() ?? [])
         }
+    }
+}
+
+extension PropertyMap {
+    /// Sets `changed` and removes `invalidated`; returns the keys whose
+    /// value differs afterwards (in the order met) and the result.
+    mutating func apply(_ changed: PropertyMap, _ invalidated: [String]) -> ([String], PropertyMap) {
+        var keys: [String] = []
+        for (key, value) in changed where updateValue(value, forKey: key) != value { keys.append(key) }
+        for key in invalidated where removeValue(forKey: key) != nil { keys.append(key) }
+        return (keys, self)
     }
 }

@@ -92,30 +92,38 @@ extension ObjectTreeMirror {
 
     /// The device at `path`, if mirrored and complete (it has an address).
     public func device(at path: String) -> DeviceModel? {
-        index.models[path]
+        index.devices[path]?.model
     }
 
     /// Every complete device, by path.
     public var devices: [DeviceModel] {
-        index.models.keys.sorted().compactMap { index.models[$0] }
+        index.devices.keys.sorted().compactMap { index.devices[$0]?.model }
     }
 
     /// The complete devices of the adapter at `adapterPath`, by path.
     public func devices(ofAdapter adapterPath: String) -> [DeviceModel] {
-        (index.devicesByAdapter[adapterPath] ?? []).sorted().compactMap { index.models[$0] }
+        (index.devicesByAdapter[adapterPath] ?? []).sorted().compactMap { index.devices[$0]?.model }
     }
 
     /// The connected devices (Device1.Connected), by path.
     public var connectedDevices: [DeviceModel] {
-        index.connectedDevices.sorted().compactMap { index.models[$0] }
+        index.connectedDevices.sorted().compactMap { index.devices[$0]?.model }
     }
 
     /// How many devices (complete or not) the mirror holds.
     public var deviceCount: Int { index.devices.count }
 
+    /// The typed view and the identifier of the device at `path`, in one lookup.
+    func deviceAndIdentifier(at path: String) -> (DeviceModel, PeripheralIdentifier)? {
+        guard let entry = index.devices[path], let model = entry.model, let identifier = entry.identifier else {
+            return nil
+        }
+        return (model, identifier)
+    }
+
     /// The stable identifier of the device at `path` (needs its adapter's address).
     public func identifier(ofDeviceAt path: String) -> PeripheralIdentifier? {
-        index.identifiers[path]
+        index.devices[path]?.identifier
     }
 
     /// The path of the device whose identifier is `identifier`, if mirrored.

@@ -1,6 +1,7 @@
 /// Keys in the order they were last touched, oldest first: a doubly linked
-/// list threaded through a dictionary, so touching, removing and taking the
-/// oldest key cost O(1) whatever the number of keys.
+/// list threaded through an array of nodes, with one dictionary from key to
+/// node, so touching, removing and taking the oldest key cost O(1) (one hash
+/// of the key) whatever the number of keys.
 ///
 /// The device tables use it for expiry and capacity: touch a key when its
 /// device is heard, and drop keys from the oldest end while they are older
@@ -10,73 +11,102 @@
 /// order and the instants always agree.
 public struct RecencyList<Key: Hashable & Sendable>: Sendable {
     private struct Node: Sendable {
-        var older: Key?
-        var newer: Key?
+        var key: Key?
+        var older = -1
+        var newer = -1
         var touched: BLEInstant
     }
 
-    private var nodes: [Key: Node] = [:]
-    private var oldestKey: Key?
-    private var newestKey: Key?
+    private var slots: [Key: Int] = [:]
+    private var nodes: [Node] = []
+    private var freeSlots: [Int] = []
+    private var oldestSlot = -1
+    private var newestSlot = -1
 
     /// An empty list.
     public init() {}
 
     /// How many keys the list holds.
-    public var count: Int { nodes.count }
+    public var count: Int { slots.count }
 
     /// Whether the list is empty.
-    public var isEmpty: Bool { nodes.isEmpty }
+    public var isEmpty: Bool { slots.isEmpty }
 
     /// Whether `key` is in the list.
-    public func contains(_ key: Key) -> Bool { nodes[key] != nil }
+    public func contains(_ key: Key) -> Bool { slots[key] != nil }
 
     /// When `key` was last touched, if it is in the list.
-    public func lastTouched(_ key: Key) -> BLEInstant? { nodes[key]?.touched }
+    public func lastTouched(_ key: Key) -> BLEInstant? { slots[key].map { nodes[$0].touched } }
 
     /// The least recently touched key and when, if any.
     public var oldest: (key: Key, touched: BLEInstant)? {
-        guard let key = oldestKey, let node = nodes[key] else { return nil }
-        return (key, node.touched)
+        guard oldestSlot >= 0, let key = nodes[oldestSlot].key else { return nil }
+        return (key, nodes[oldestSlot].touched)
     }
 
     /// Makes `key` the most recently touched, at `now` (inserting it if new).
     public mutating func touch(_ key: Key, at now: BLEInstant) {
-        var instant = now
-        if let newest = newestKey, let newestTime = nodes[newest]?.touched, newestTime > instant {
-            instant = newestTime
+        let instant = newestSlot >= 0 ? max(now, nodes[newestSlot].touched) : now
+        let slot: Int
+        if let existing = slots[key] {
+            slot = existing
+            nodes[slot].touched = instant
+            guard slot != newestSlot else { return }
+            unlink(slot)
+        } else {
+            if let reused = freeSlots.popLast() {
+                slot = reused
+                nodes[slot] = Node(key: key, touched: instant)
+            } else {
+                slot = nodes.count
+                nodes.append(Node(key: key, touched: instant))
+            }
+            slots[key] = slot
         }
-        if newestKey == key {
-            nodes[key]?.touched = instant
-            return
-        }
-        remove(key)
-        nodes[key] = Node(older: newestKey, newer: nil, touched: instant)
-        if let newest = newestKey { nodes[newest]?.newer = key }
-        newestKey = key
-        if oldestKey == nil { oldestKey = key }
+        nodes[slot].older = newestSlot
+        nodes[slot].newer = -1
+        if newestSlot >= 0 { nodes[newestSlot].newer = slot }
+        newestSlot = slot
+        if oldestSlot < 0 { oldestSlot = slot }
     }
 
     /// Removes `key`; returns whether it was there.
     @discardableResult
     public mutating func remove(_ key: Key) -> Bool {
-        guard let node = nodes.removeValue(forKey: key) else { return false }
-        if let older = node.older { nodes[older]?.newer = node.newer } else { oldestKey = node.newer }
-        if let newer = node.newer { nodes[newer]?.older = node.older } else { newestKey = node.older }
+        guard let slot = slots.removeValue(forKey: key) else { return false }
+        unlink(slot)
+        nodes[slot].key = nil
+        freeSlots.append(slot)
+        if nodes.count > 64 && slots.count * 4 < nodes.count { compact() }
         return true
     }
 
     /// Removes and returns the least recently touched key.
     public mutating func removeOldest() -> Key? {
-        guard let key = oldestKey else { return nil }
+        guard let key = oldest?.key else { return nil }
         remove(key)
         return key
     }
 
     /// Empties the list.
     public mutating func removeAll() {
-        nodes = [:]
-        oldestKey = nil
-        newestKey = nil
+        self = RecencyList()
+    }
+
+    private mutating func unlink(_ slot: Int) {
+        let (older, newer) = (nodes[slot].older, nodes[slot].newer)
+        if older >= 0 { nodes[older].newer = newer } else { oldestSlot = newer }
+        if newer >= 0 { nodes[newer].older = older } else { newestSlot = older }
+    }
+
+    /// Rebuilds the nodes in order once most slots are free, so memory follows the number of keys.
+    private mutating func compact() {
+        var rebuilt = RecencyList()
+        var slot = oldestSlot
+        while slot >= 0 {
+            if let key = nodes[slot].key { rebuilt.touch(key, at: nodes[slot].touched) }
+            slot = nodes[slot].newer
+        }
+        self = rebuilt
     }
 }
