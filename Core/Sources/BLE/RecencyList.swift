@@ -8,44 +8,50 @@
 /// than the expiry or beyond the capacity, without looking at the others.
 /// Instants passed to ``touch(_:at:)`` are expected not to decrease (a
 /// monotonic clock); an earlier one is raised to the newest key's, so the
-/// order and the instants always agree.
+/// order and the instants always agree. Inlinable, so other modules' device
+/// tables get code specialised for their key.
 public struct RecencyList<Key: Hashable & Sendable>: Sendable {
-    private struct Node: Sendable {
-        var key: Key?
-        var older = -1
-        var newer = -1
-        var touched: BLEInstant
+    @usableFromInline struct Node: Sendable {
+        @usableFromInline var key: Key?
+        @usableFromInline var older = -1
+        @usableFromInline var newer = -1
+        @usableFromInline var touched: BLEInstant
+
+        @inlinable init(key: Key?, touched: BLEInstant) {
+            self.key = key
+            self.touched = touched
+        }
     }
 
-    private var slots: [Key: Int] = [:]
-    private var nodes: [Node] = []
-    private var freeSlots: [Int] = []
-    private var oldestSlot = -1
-    private var newestSlot = -1
+    @usableFromInline var slots: [Key: Int] = [:]
+    @usableFromInline var nodes: [Node] = []
+    @usableFromInline var freeSlots: [Int] = []
+    @usableFromInline var oldestSlot = -1
+    @usableFromInline var newestSlot = -1
 
     /// An empty list.
-    public init() {}
+    @inlinable public init() {}
 
     /// How many keys the list holds.
-    public var count: Int { slots.count }
+    @inlinable public var count: Int { slots.count }
 
     /// Whether the list is empty.
-    public var isEmpty: Bool { slots.isEmpty }
+    @inlinable public var isEmpty: Bool { slots.isEmpty }
 
     /// Whether `key` is in the list.
-    public func contains(_ key: Key) -> Bool { slots[key] != nil }
+    @inlinable public func contains(_ key: Key) -> Bool { slots[key] != nil }
 
     /// When `key` was last touched, if it is in the list.
-    public func lastTouched(_ key: Key) -> BLEInstant? { slots[key].map { nodes[$0].touched } }
+    @inlinable public func lastTouched(_ key: Key) -> BLEInstant? { slots[key].map { nodes[$0].touched } }
 
     /// The least recently touched key and when, if any.
-    public var oldest: (key: Key, touched: BLEInstant)? {
+    @inlinable public var oldest: (key: Key, touched: BLEInstant)? {
         guard oldestSlot >= 0, let key = nodes[oldestSlot].key else { return nil }
         return (key, nodes[oldestSlot].touched)
     }
 
     /// Makes `key` the most recently touched, at `now` (inserting it if new).
-    public mutating func touch(_ key: Key, at now: BLEInstant) {
+    @inlinable public mutating func touch(_ key: Key, at now: BLEInstant) {
         let instant = newestSlot >= 0 ? max(now, nodes[newestSlot].touched) : now
         let slot: Int
         if let existing = slots[key] {
@@ -71,7 +77,7 @@ public struct RecencyList<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Removes `key`; returns whether it was there.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func remove(_ key: Key) -> Bool {
         guard let slot = slots.removeValue(forKey: key) else { return false }
         unlink(slot)
@@ -82,25 +88,25 @@ public struct RecencyList<Key: Hashable & Sendable>: Sendable {
     }
 
     /// Removes and returns the least recently touched key.
-    public mutating func removeOldest() -> Key? {
+    @inlinable public mutating func removeOldest() -> Key? {
         guard let key = oldest?.key else { return nil }
         remove(key)
         return key
     }
 
     /// Empties the list.
-    public mutating func removeAll() {
+    @inlinable public mutating func removeAll() {
         self = RecencyList()
     }
 
-    private mutating func unlink(_ slot: Int) {
+    @inlinable mutating func unlink(_ slot: Int) {
         let (older, newer) = (nodes[slot].older, nodes[slot].newer)
         if older >= 0 { nodes[older].newer = newer } else { oldestSlot = newer }
         if newer >= 0 { nodes[newer].older = older } else { newestSlot = older }
     }
 
     /// Rebuilds the nodes in order once most slots are free, so memory follows the number of keys.
-    private mutating func compact() {
+    @inlinable mutating func compact() {
         var rebuilt = RecencyList()
         var slot = oldestSlot
         while slot >= 0 {

@@ -133,11 +133,27 @@ public enum BlueZDecoding {
         return tree
     }
 
+    /// BlueZ's interface and property names, shared instead of allocated per signal.
+    static let names = DBusNameTable([
+        BlueZInterface.adapter, BlueZInterface.device, BlueZInterface.gattService, BlueZInterface.gattCharacteristic,
+        BlueZInterface.gattDescriptor, BlueZInterface.advertisingManager, BlueZInterface.gattManager,
+        "org.bluez.Battery1", "org.bluez.Input1", "org.bluez.MediaControl1", "org.bluez.Network1",
+        "org.freedesktop.DBus.Properties", "org.freedesktop.DBus.Introspectable",
+        "Address", "AddressType", "Name", "Alias", "Class", "Appearance", "Icon", "Paired", "Bonded", "Trusted",
+        "Blocked", "LegacyPairing", "RSSI", "TxPower", "Connected", "UUIDs", "Modalias", "Adapter",
+        "ManufacturerData", "ServiceData", "ServicesResolved", "AdvertisingFlags", "AdvertisingData",
+        "WakeAllowed", "Sets", "Powered", "Discoverable", "Pairable", "Discovering", "Roles", "ExperimentalFeatures",
+        "UUID", "Primary", "Device", "Includes", "Handle", "Service", "Value", "Notifying", "Flags", "MTU",
+        "WriteAcquired", "NotifyAcquired", "Characteristic",
+    ])
+
     /// `a{sv}` under `reader` → ``PropertyMap``.
     public static func properties(reading reader: DBusBodyReader) -> PropertyMap {
         var map: PropertyMap = [:]
         dictionary(reading: reader) { entry in
-            guard let name = entry.string(), entry.next(), let property = PropertyValue(reading: entry) else { return }
+            guard let name = entry.string(in: names), entry.next(), let property = PropertyValue(reading: entry) else {
+                return
+            }
             map[name] = property
         }
         return map
@@ -147,7 +163,7 @@ public enum BlueZDecoding {
     public static func interfaces(reading reader: DBusBodyReader) -> InterfaceMap {
         var map: InterfaceMap = [:]
         dictionary(reading: reader) { entry in
-            guard let name = entry.string(), entry.next() else { return }
+            guard let name = entry.string(in: names), entry.next() else { return }
             map[name] = properties(reading: entry)
         }
         return map
@@ -168,7 +184,7 @@ public enum BlueZDecoding {
         var strings: [String] = []
         _ = reader.withContents { items in
             while items.typeCode != nil {
-                if let string = items.string() { strings.append(string) }
+                if let string = items.string(in: names) { strings.append(string) }
                 items.next()
             }
         }
@@ -204,7 +220,7 @@ public enum BlueZDecoding {
         case (BlueZNames.properties, "PropertiesChanged", "sa{sv}as"):
             guard let path = signal.path?.rawValue else { return nil }
             return signal.withBodyReader { body -> ObjectTreeDelta? in
-                guard let interface = body.string(), body.next() else { return nil }
+                guard let interface = body.string(in: names), body.next() else { return nil }
                 let changed = properties(reading: body)
                 guard body.next() else { return nil }
                 return .propertiesChanged(

@@ -46,6 +46,18 @@ public struct DBusBodyReader {
         }
     }
 
+    /// A string, object path or signature, shared from `table` when it has it.
+    public func string(in table: DBusNameTable) -> String? {
+        switch typeCode {
+        case UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "g"):
+            var pointer: UnsafePointer<CChar>? = nil
+            dbus_message_iter_get_basic(iterator, &pointer)
+            return pointer.map { table.string($0) }
+        default:
+            return nil
+        }
+    }
+
     /// A Boolean.
     public func bool() -> Bool? {
         guard typeCode == UInt8(ascii: "b") else { return nil }
