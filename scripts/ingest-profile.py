@@ -231,8 +231,12 @@ def run(args, work, agent, children):
 
     def agent_reports():
         if use_stats:
-            return control.call("central.stats")["controlScan"]["reports"]
+            stats = control.call("central.stats")
+            agent_reports.signals = stats["manager"]["events"]
+            return stats["controlScan"]["reports"]
         return events.events
+
+    agent_reports.signals = 0
 
     def bleak_count():
         last = None
@@ -265,6 +269,7 @@ def run(args, work, agent, children):
         events.count_events(time.monotonic() + 0.5)
     start = time.monotonic()
     reports0, bleak0 = agent_reports(), bleak_count()
+    signals0 = agent_reports.signals
     cpu0 = cpu_seconds(agent.pid)
     bleak_cpu0 = cpu_seconds(bleak.pid) if bleak else 0
     samples = []
@@ -278,6 +283,7 @@ def run(args, work, agent, children):
         samples.append((round(time.monotonic() - start, 1), round(rss_mib(agent.pid), 1)))
     elapsed = time.monotonic() - start
     reports = agent_reports() - reports0
+    signals = agent_reports.signals - signals0
     bleak_reports = bleak_count() - bleak0
     cpu = cpu_seconds(agent.pid) - cpu0
     bleak_cpu = (cpu_seconds(bleak.pid) - bleak_cpu0) if bleak else 0
@@ -302,6 +308,8 @@ def run(args, work, agent, children):
             ratio = (cpu / reports) / max(bleak_cpu / bleak_reports, 1e-12)
             print(f"CPU per report, bleagent / Bleak: {ratio:.2f}")
     print("CPU % of the agent's children: " + ", ".join(f"{n} {c / elapsed * 100:.1f}" for n, c in helper_cpu.items()))
+    if use_stats:
+        print(f"signals the agent's manager handled: {signals / elapsed:,.0f}/s")
     print(f"central.devices lists {devices}")
     print("agent RSS (s, MiB): " + " ".join(f"{t}:{r}" for t, r in samples))
     if stats is not None:

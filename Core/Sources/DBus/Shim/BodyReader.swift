@@ -8,16 +8,27 @@ internal import CDBus
 /// of another type), ``next()`` moves on, ``withContents(_:)`` enters an array, dictionary entry, structure or
 /// variant. libdbus validated the body when the message arrived; reads never trust a type they did not check.
 public struct DBusBodyReader {
-    private let iterator: UnsafeMutablePointer<DBusMessageIter>
+    /// libdbus's iterator and the type code of the value it stands on, read once per move.
+    fileprivate struct Cursor {
+        var iterator = DBusMessageIter()
+        var code: Int32 = 0
+    }
 
-    fileprivate init(_ iterator: UnsafeMutablePointer<DBusMessageIter>) {
-        self.iterator = iterator
+    private let cursor: UnsafeMutablePointer<Cursor>
+
+    fileprivate init(_ cursor: UnsafeMutablePointer<Cursor>) {
+        self.cursor = cursor
+    }
+
+    fileprivate var iterator: UnsafeMutablePointer<DBusMessageIter> {
+        let offset = MemoryLayout<Cursor>.offset(of: \Cursor.iterator) ?? 0
+        return (UnsafeMutableRawPointer(cursor) + offset).assumingMemoryBound(to: DBusMessageIter.self)
     }
 
     /// The type code of the current value (`UInt8(ascii: "s")`, `"a"`, `"v"`, `"e"` for a dictionary entry,
     /// `"r"` for a structure ...), or nil past the last one.
     public var typeCode: UInt8? {
-        let code = dbus_message_iter_get_arg_type(iterator)
+        let code = cursor.pointee.code
         return code == 0 ? nil : UInt8(truncatingIfNeeded: code)
     }
 
@@ -31,7 +42,9 @@ public struct DBusBodyReader {
     /// Moves to the next value; false when there is none.
     @discardableResult
     public func next() -> Bool {
-        dbus_message_iter_next(iterator) != 0
+        let more = dbus_message_iter_next(iterator) != 0
+        cursor.pointee.code = dbus_message_iter_get_arg_type(iterator)
+        return more
     }
 
     /// A string, object path or signature.
@@ -109,10 +122,12 @@ public struct DBusBodyReader {
     public func withContents<R>(_ body: (DBusBodyReader) throws -> R) rethrows -> R? {
         switch typeCode {
         case UInt8(ascii: "a"), UInt8(ascii: "e"), UInt8(ascii: "r"), UInt8(ascii: "v"):
-            var sub = DBusMessageIter()
+            var sub = Cursor()
             return try withUnsafeMutablePointer(to: &sub) { pointer in
-                dbus_message_iter_recurse(iterator, pointer)
-                return try body(DBusBodyReader(pointer))
+                let reader = DBusBodyReader(pointer)
+                dbus_message_iter_recurse(iterator, reader.iterator)
+                pointer.pointee.code = dbus_message_iter_get_arg_type(reader.iterator)
+                return try body(reader)
             }
         default:
             return nil
@@ -131,11 +146,13 @@ extension DBusMessage {
     /// empty body), holding the message's lock.
     public func withBodyReader<R: Sendable>(_ body: (DBusBodyReader) -> R) -> R {
         withRaw { raw in
-            var iterator = DBusMessageIter()
-            return withUnsafeMutablePointer(to: &iterator) { pointer in
+            var cursor = DBusBodyReader.Cursor()
+            return withUnsafeMutablePointer(to: &cursor) { pointer in
+                let reader = DBusBodyReader(pointer)
                 // False for an empty body; the iterator is set up all the same and stands past the end.
-                _ = dbus_message_iter_init(raw, pointer)
-                return body(DBusBodyReader(pointer))
+                _ = dbus_message_iter_init(raw, reader.iterator)
+                pointer.pointee.code = dbus_message_iter_get_arg_type(reader.iterator)
+                return body(reader)
             }
         }
     }

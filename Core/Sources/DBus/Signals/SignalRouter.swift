@@ -7,9 +7,10 @@ import Synchronization
 /// ``endOfBatch()`` runs after each run of dispatched messages and tells the handlers. Subscriptions are added and
 /// removed from any task.
 final class SignalRouter: Sendable {
-    struct Subscription {
+    /// A class, so routing a signal copies a reference, not the rule.
+    final class Subscription: Sendable {
         /// Where matching signals go.
-        enum Target {
+        enum Target: Sendable {
             /// Yielded to a stream.
             case stream(AsyncStream<DBusMessage>.Continuation, DropCounter)
             /// Handled synchronously on the owner thread; `batchEnded` after each run of messages.
