@@ -15,6 +15,12 @@ else the `discovered` events read from an `events.subscribe` connection (`--even
     .build/venv-bleak/bin/python scripts/ingest-profile.py --devices 1000 --seconds 20
     .build/venv-bleak/bin/python scripts/ingest-profile.py --devices 10000 --interval-ms 10000 --seconds 300 --rss-every 10
 
+`--notifiers N` measures notifications instead: N connectable devices, each with a Heart Rate Measurement
+(2A37) that notifies every `--every-ms` ms; the agent connects and `central.subscribe`s each. `--transport
+startnotify` lets Bleak connect and StartNotify first (blesim then answers the agent's AcquireNotify with
+InProgress, so both receive the same PropertiesChanged signals); `--transport acquire` has the agent alone, on
+AcquireNotify sockets. The agent's count is `central.stats`'s delivered notifications.
+
 `--perf FILE` records the agent with `perf record -g` during the window (`perf report -i FILE`).
 """
 
@@ -93,26 +99,62 @@ class Control:
         self.sock.settimeout(None)
 
 
-def bleak_child(seconds):
+def bleak_child(seconds, addresses):
     import asyncio
 
-    from bleak import BleakScanner
+    from bleak import BleakClient, BleakScanner
 
     count = 0
 
-    def seen(device, advertisement):
+    def seen(*_):
         nonlocal count
         count += 1
 
-    async def main():
-        async with BleakScanner(detection_callback=seen):
-            print("ready", flush=True)
-            end = time.monotonic() + seconds
-            while time.monotonic() < end:
-                await asyncio.sleep(0.5)
-                print(count, flush=True)
+    async def report():
+        print("ready", flush=True)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            await asyncio.sleep(0.5)
+            print(count, flush=True)
 
-    asyncio.run(main())
+    async def scan():
+        async with BleakScanner(detection_callback=seen):
+            await report()
+
+    async def notify():
+        clients = []
+        for address in addresses:
+            device = await BleakScanner.find_device_by_address(address, timeout=30)
+            client = BleakClient(device)
+            await client.connect()
+            await client.start_notify("00002a37-0000-1000-8000-00805f9b34fb", seen)
+            clients.append(client)
+        await report()
+
+    asyncio.run(notify() if addresses else scan())
+
+
+def notifier_address(index):
+    return f"D0:00:00:00:{index >> 8:02X}:{index & 0xFF:02X}"
+
+
+def notifiers(count, every):
+    return {
+        "adapters": 1,
+        "devices": [
+            {
+                "address": notifier_address(index),
+                "addressType": "random",
+                "intervalMs": 50,
+                "advertising": {"name": f"N{index}", "serviceUUIDs": ["180D"]},
+                "rssi": {"distance": 1},
+                "gatt": {"services": [{"uuid": "180D", "characteristics": [{
+                    "uuid": "2A37", "flags": ["notify"], "value": "0600",
+                    "behaviour": {"counter": {"start": 0, "step": 1, "format": "uint16"}, "everyMs": every}}]}]},
+            }
+            for index in range(count)
+        ],
+    }
 
 
 def scenario(devices, interval):
@@ -147,16 +189,23 @@ def main():
     parser.add_argument("--no-bleak", action="store_true")
     parser.add_argument("--perf", help="perf record -g the agent during the window into this file")
     parser.add_argument("--rss-every", type=float, default=2.0, help="seconds between RSS samples")
+    parser.add_argument("--notifiers", type=int, default=0)
+    parser.add_argument("--every-ms", type=int, default=1)
+    parser.add_argument("--transport", choices=["startnotify", "acquire"], default="startnotify")
     parser.add_argument("--bleak-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--address", action="append", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bleak_child is not None:
-        bleak_child(args.bleak_child)
+        bleak_child(args.bleak_child, args.address)
         return
 
     binaries = os.path.abspath(args.bin)
     work = tempfile.mkdtemp(prefix="ingest-", dir="/tmp")
     with open(f"{work}/scenario.json", "w") as f:
-        json.dump(scenario(args.devices, args.interval_ms), f)
+        if args.notifiers:
+            json.dump(notifiers(args.notifiers, args.every_ms), f)
+        else:
+            json.dump(scenario(args.devices, args.interval_ms), f)
     config = {
         "version": 1,
         "role": "central",
@@ -186,6 +235,23 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def subscribe_all(control, count):
+    """Scans until every notifier is listed, then connects and subscribes to each one's 2A37."""
+    control.call("central.scan.start", {"services": ["180d"]})
+    deadline = time.monotonic() + 60
+    while True:
+        devices = {d["name"]: d["id"] for d in control.call("central.devices")["devices"] if d["name"]}
+        if all(f"N{index}" in devices for index in range(count)):
+            break
+        if time.monotonic() > deadline:
+            sys.exit(f"only {len(devices)} notifiers found")
+        time.sleep(0.2)
+    control.call("central.scan.stop")
+    for index in range(count):
+        control.call("central.connect", {"id": devices[f"N{index}"]})
+        control.call("central.subscribe", {"id": devices[f"N{index}"], "characteristic": "2a37"})
+
+
 def run(args, work, agent, children):
     deadline = time.monotonic() + 60
     control = None
@@ -210,29 +276,33 @@ def run(args, work, agent, children):
     use_stats = "central.stats" in methods and not args.events
 
     bleak = None
-    if not args.no_bleak:
+    addresses = [notifier_address(index) for index in range(args.notifiers)]
+    if not args.no_bleak and not (args.notifiers and args.transport == "acquire"):
         environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus)
-        bleak = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--bleak-child", str(args.warmup + args.seconds + 30)],
-            stdout=subprocess.PIPE,
-            text=True,
-            env=environment,
-        )
+        command = [sys.executable, os.path.abspath(__file__), "--bleak-child", str(args.warmup + args.seconds + 60)]
+        for address in addresses:
+            command += ["--address", address]
+        bleak = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=environment)
         children.append(bleak)
         if bleak.stdout.readline().strip() != "ready":
-            sys.exit("Bleak did not start scanning")
+            sys.exit("Bleak did not start")
 
     events = None
     if not use_stats:
         events = Control(f"{work}/control.sock")
-        events.call("events.subscribe", {"kinds": ["discovered"]})
-    control.call("central.scan.start", {"allowDuplicates": True})
+        events.call("events.subscribe", {"kinds": ["value" if args.notifiers else "discovered"]})
+    if args.notifiers:
+        subscribe_all(control, args.notifiers)
+    else:
+        control.call("central.scan.start", {"allowDuplicates": True})
     time.sleep(args.warmup)
 
     def agent_reports():
         if use_stats:
             stats = control.call("central.stats")
             agent_reports.signals = stats["manager"]["events"]
+            if args.notifiers:
+                return stats["manager"]["notifications"]["delivered"]
             return stats["controlScan"]["reports"]
         return events.events
 
@@ -293,10 +363,15 @@ def run(args, work, agent, children):
     devices = len(control.call("central.devices")["devices"])
     stats = control.call("central.stats") if "central.stats" in methods else None
 
-    offered = args.devices * 1000 / args.interval_ms
-    print(f"devices {args.devices} every {args.interval_ms} ms: offered {offered:,.0f} reports/s; "
-          f"window {elapsed:.1f} s; load {os.getloadavg()[0]:.1f}")
-    print(f"{'':8} {'reports/s':>10} {'CPU s/10k':>10} {'CPU %':>6} {'RSS MiB':>8}")
+    if args.notifiers:
+        offered = args.notifiers * 1000 / args.every_ms
+        print(f"notifiers {args.notifiers} every {args.every_ms} ms ({args.transport}): offered {offered:,.0f}/s; "
+              f"window {elapsed:.1f} s; load {os.getloadavg()[0]:.1f}")
+    else:
+        offered = args.devices * 1000 / args.interval_ms
+        print(f"devices {args.devices} every {args.interval_ms} ms: offered {offered:,.0f} reports/s; "
+              f"window {elapsed:.1f} s; load {os.getloadavg()[0]:.1f}")
+    print(f"{'':8} {'events/s':>10} {'CPU s/10k':>10} {'CPU %':>6} {'RSS MiB':>8}")
     agent_rate = reports / elapsed
     print(f"{'bleagent':8} {agent_rate:>10,.0f} {cpu / max(reports, 1) * 1e4:>10.3f} {cpu / elapsed * 100:>6.1f} "
           f"{rss_mib(agent.pid):>8.1f}")

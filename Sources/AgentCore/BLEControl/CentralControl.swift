@@ -297,9 +297,9 @@ public final class CentralControl: Sendable {
             let values = peripheral.notifications(for: characteristic)
             let task = Task {
                 for await value in values {
-                    bus.publish(
-                        .value,
-                        ["id": .string(id), "characteristic": .string(uuid), "value": .string(BLEParams.hex(value))])
+                    bus.publish(.value) {
+                        ["id": .string(id), "characteristic": .string(uuid), "value": .string(BLEParams.hex(value))]
+                    }
                 }
             }
             state.withLock {
