@@ -106,7 +106,11 @@ def bleak_child(seconds, addresses):
 
     count = 0
 
-    def seen(*_):
+    def seen(device, advertisement):
+        nonlocal count
+        count += 1
+
+    def notified(characteristic, value):
         nonlocal count
         count += 1
 
@@ -127,7 +131,7 @@ def bleak_child(seconds, addresses):
             device = await BleakScanner.find_device_by_address(address, timeout=30)
             client = BleakClient(device)
             await client.connect()
-            await client.start_notify("00002a37-0000-1000-8000-00805f9b34fb", seen)
+            await client.start_notify("00002a37-0000-1000-8000-00805f9b34fb", notified)
             clients.append(client)
         await report()
 
@@ -189,6 +193,7 @@ def main():
     parser.add_argument("--no-bleak", action="store_true")
     parser.add_argument("--perf", help="perf record -g the agent during the window into this file")
     parser.add_argument("--rss-every", type=float, default=2.0, help="seconds between RSS samples")
+    parser.add_argument("--time-to-list", action="store_true", help="time until central.devices lists every device")
     parser.add_argument("--notifiers", type=int, default=0)
     parser.add_argument("--every-ms", type=int, default=1)
     parser.add_argument("--transport", choices=["startnotify", "acquire"], default="startnotify")
@@ -212,6 +217,7 @@ def main():
         "backend": "sim",
         "adapter": "hci0",
         "control": {"socket": f"{work}/control.sock", "mode": "0600", "allowedUids": []},
+        "restore": {"identifier": "profile", "stateDirectory": f"{work}/state"},
         "pluginDirectory": binaries,
         "sim": {"binary": f"{binaries}/blesim", "scenario": f"{work}/scenario.json"},
         "roles": {"central": {"plugin": "Diagnostics", "config": {"heartbeatSeconds": 0}}},
@@ -295,6 +301,15 @@ def run(args, work, agent, children):
         subscribe_all(control, args.notifiers)
     else:
         control.call("central.scan.start", {"allowDuplicates": True})
+        if args.time_to_list:
+            scan_started = time.monotonic()
+            while True:
+                listed = len(control.call("central.devices")["devices"])
+                if listed >= args.devices or time.monotonic() - scan_started > 120:
+                    break
+                time.sleep(0.5)
+            print(f"central.devices listed {listed} of {args.devices} {time.monotonic() - scan_started:.1f} s "
+                  "after central.scan.start")
     time.sleep(args.warmup)
 
     def agent_reports():

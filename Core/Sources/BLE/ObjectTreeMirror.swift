@@ -68,6 +68,27 @@ public struct ObjectTreeMirror: Sendable {
         public var unknownObjectSignals = 0
     }
 
+    /// The Device1 properties the mirror keeps: those the BLE layer reads.
+    /// The others (Bonded, Trusted, Blocked, LegacyPairing, Class, Icon,
+    /// Appearance, Modalias, WakeAllowed, Sets, ...) are dropped as they
+    /// arrive, which keeps a device's properties in the smallest table (a
+    /// device costs about 2 KiB with its indices).
+    public static let mirroredDeviceProperties: Set<String> = [
+        "Address", "AddressType", "Name", "Alias", "Paired", "Connected", "ServicesResolved", "RSSI", "TxPower",
+        "UUIDs", "ManufacturerData", "ServiceData", "AdvertisingFlags", "Adapter",
+    ]
+
+    /// Whether a Device1 property is kept (a switch: no hashing per report).
+    static func isMirrored(_ key: String) -> Bool {
+        switch key {
+        case "RSSI", "ManufacturerData", "ServiceData", "TxPower", "Name", "Alias", "UUIDs", "Connected",
+            "ServicesResolved", "Paired", "Address", "AddressType", "AdvertisingFlags", "Adapter":
+            true
+        default:
+            false
+        }
+    }
+
     /// The limits.
     public let limits: Limits
     /// Every mirrored object: path, interface, properties.
@@ -259,7 +280,10 @@ public struct ObjectTreeMirror: Sendable {
             return add(path, interfaces, now: now)
         case .interfacesRemoved(let path, let interfaces):
             return remove(path, interfaces.sorted())
-        case .propertiesChanged(let path, let interface, let changed, let invalidated):
+        case .propertiesChanged(let path, let interface, var changed, let invalidated):
+            if interface == BlueZInterface.device && !changed.keys.allSatisfy(Self.isMirrored) {
+                changed = changed.filter { Self.isMirrored($0.key) }
+            }
             // One access to the object's properties: updated in place, the changed keys and the result back.
             guard let (changedKeys, properties) = objects[path]?[interface]?.apply(changed, invalidated) else {
                 counters.unknownObjectSignals += 1
@@ -284,7 +308,8 @@ public struct ObjectTreeMirror: Sendable {
             index.link(path, in: objects)
         }
         for interface in interfaces.keys.sorted() {
-            guard let properties = interfaces[interface] else { continue }
+            guard var properties = interfaces[interface] else { continue }
+            if interface == BlueZInterface.device { properties = properties.filter { Self.isMirrored($0.key) } }
             guard let (keys, merged) = objects[path]?[interface]?.apply(properties, []) else {
                 objects[path]?[interface] = properties
                 indexAdded(path, interface, properties, now: now)

@@ -251,7 +251,8 @@ public final class Peripheral: Sendable {
     public func notificationStateUpdates() -> AsyncStream<NotificationStateChange> {
         let id = identifier
         let changes = central.notificationStateBroadcast.stream()
-        return AsyncStream(bufferingPolicy: .bufferingNewest(central.notificationStateBroadcast.capacity)) { continuation in
+        return AsyncStream(bufferingPolicy: .bufferingNewest(central.notificationStateBroadcast.capacity)) {
+            continuation in
             let task = Task {
                 for await change in changes where change.characteristic.peripheral == id { continuation.yield(change) }
                 continuation.finish()

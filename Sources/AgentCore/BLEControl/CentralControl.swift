@@ -176,7 +176,8 @@ public final class CentralControl: Sendable {
                 }
                 bus.publish(.discovered) {
                     Self.json(
-                        found.identifier, name: found.name, rssi: found.rssi, connected: nil, reports: found.reportCount)
+                        found.identifier, name: found.name, rssi: found.rssi, connected: nil, reports: found.reportCount
+                    )
                 }
             }
         }
