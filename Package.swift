@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "PaymentTerminalScanner", type: .dynamic, targets: ["PaymentTerminalScannerEntry"]),
         .library(name: "SensorAggregator", type: .dynamic, targets: ["SensorAggregatorEntry"]),
         .library(name: "VirtualPaymentTerminal", type: .dynamic, targets: ["VirtualTerminalPlugin"]),
+        .library(name: "Bench", type: .dynamic, targets: ["Bench"]),
         // Test fixtures for the plugin loader, built beside the real plugins.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
         .library(name: "PeripheralOnlyPlugin", type: .dynamic, targets: ["PeripheralOnlyPlugin"]),
@@ -20,16 +21,22 @@ let package = Package(
         .library(name: "OneCopyProbe", type: .dynamic, targets: ["OneCopyProbe"]),
         .library(name: "StuckPlugin", type: .dynamic, targets: ["StuckPlugin"]),
         .executable(name: "blesim", targets: ["blesim"]),
+        .executable(name: "blebench", targets: ["blebench"]),
     ],
     dependencies: [.package(path: "Core")],
     targets: [
         // signalfd and eventfd, which the Glibc module does not import.
         .systemLibrary(name: "CLinux"),
+        // libmosquitto: the MQTT client of the fleet layer (docs/fleet.md).
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The control API's wire types, shared by the agent and blectl.
         .target(name: "ControlProtocol", dependencies: [core], swiftSettings: strict),
         // The agent apart from its entry point: config, control server, sd_notify, signals.
         .target(name: "AgentCore", dependencies: [core, "ControlProtocol", "CLinux"], swiftSettings: strict),
-        .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
+        // The agent on an MQTT broker: status, events, the durable outbox, RPC, config push, Home Assistant.
+        .target(
+            name: "Fleet", dependencies: [core, "AgentCore", "ControlProtocol", "CMosquitto"], swiftSettings: strict),
+        .executableTarget(name: "bleagent", dependencies: [core, "AgentCore", "Fleet"], swiftSettings: strict),
         // A peripheral on BlueZ for the VM payloads (Tests/VM/peripheral-*.sh).
         .executableTarget(
             name: "bleprobe-peripheral", dependencies: [core], path: "Tests/VM/bleprobe-peripheral",
@@ -38,6 +45,8 @@ let package = Package(
         // Drives CentralManager over BlueZ against example-gatt-server in the VM (Tests/VM/central-*.sh).
         .executableTarget(name: "bleprobe-central", dependencies: [core], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
+        // blebench's plugin (both roles): the agent side of its notification and write rows.
+        .target(name: "Bench", dependencies: [core], path: "plugins/Bench", swiftSettings: strict),
         // A virtual payment terminal in the peripheral role (libVirtualPaymentTerminal.so; the module
         // name differs from the core's VirtualPaymentTerminal module it imports).
         .target(
@@ -76,6 +85,8 @@ let package = Package(
         // A benchmark (not a test): advertisement reports/s and notifications/s a D-Bus client gets through blesim.
         .executableTarget(
             name: "blesim-bench", dependencies: [core, "SimCore", "TestSupport"], swiftSettings: strict),
+        // The benchmark of the agent beside Bleak and bless (docs/benchmarks.md): a program, not a test.
+        .executableTarget(name: "blebench", dependencies: [core, "TestSupport"], swiftSettings: strict),
         // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
         .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
@@ -91,6 +102,9 @@ let package = Package(
         .testTarget(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
             exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(
+            name: "FleetTests", dependencies: [core, "AgentCore", "ControlProtocol", "Fleet"],
+            swiftSettings: strict),
         .testTarget(
             name: "BlectlTests",
             dependencies: [core, "ControlProtocol", "CLinux", "TestSupport", "bleagent", "blectl"],

@@ -138,6 +138,21 @@ struct ConfigTests {
             ])
     }
 
+    @Test("the central's BlueZ fast paths are on by default and can be turned off one by one")
+    func bluezOptions() throws {
+        let defaults = try AgentConfig.load(from: "\(fixtures)/valid-minimal.json")
+        #expect(defaults.bluez.acquireNotify && defaults.bluez.acquireWrite)
+        let config = try AgentConfig.load(from: "\(fixtures)/bluez-options.json")
+        #expect(!config.bluez.acquireNotify)
+        #expect(config.bluez.acquireWrite)
+        #expect(
+            issues("bad-bluez.json") == [
+                "bluez.acquireNotify: expected true or false, found a string",
+                "bluez.acquireWrite: expected true or false, found an integer",
+                "bluez.startNotify: unknown field",
+            ])
+    }
+
     @Test("every bad user id is reported with its index")
     func badUids() {
         #expect(
@@ -146,6 +161,35 @@ struct ConfigTests {
                 "control.allowedUids[2]: expected a user id (an integer from 0 to 4294967294), found a string",
                 "control.allowedUids[3]: expected a user id (an integer from 0 to 4294967294), found 4294967295",
             ])
+    }
+
+    @Test("control.group takes a group name from the group database or a numeric gid; bad ones are reported")
+    func controlGroup() throws {
+        func load(_ group: String) throws(ConfigError) -> AgentConfig {
+            let text =
+                #"{"version":1,"role":"central","control":{"group":"# + group
+                + #"},"roles":{"central":{"plugin":"P"}}}"#
+            return try AgentConfig(json: try! JSON(parsing: Array(text.utf8)), file: "/etc/bleagent/roles.json")
+        }
+        #expect(try load(#""root""#).control.group == 0)
+        #expect(try load("4321").control.group == 4321)
+        #expect(try AgentConfig.load(from: "\(fixtures)/valid-minimal.json").control.group == nil)
+        for (group, message) in [
+            (
+                #""no-such-group-here""#,
+                #"control.group: no group named "no-such-group-here" (getent group no-such-group-here)"#
+            ),
+            ("-1", "control.group: expected a group name or id (an integer from 0 to 4294967294), found -1"),
+            ("[]", "control.group: expected a group name or id, found an array"),
+            (#""""#, "control.group: expected a group name or id, found a string"),
+        ] {
+            #expect(throws: ConfigError.self) { try load(group) }
+            do {
+                _ = try load(group)
+            } catch {
+                #expect(error.issues.map(\.description) == [message])
+            }
+        }
     }
 
     @Test("an unsupported version, a numeric mode and plugin paths are rejected")

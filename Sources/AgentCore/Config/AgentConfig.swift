@@ -43,6 +43,10 @@ public struct AgentConfig: Sendable, Hashable {
         /// The uids that may connect. Empty: only the agent's own uid. Not
         /// empty: exactly these (list the agent's own uid to keep it).
         public var allowedUids: [UInt32]
+        /// The socket file's group, whose members may connect as well
+        /// (`control.group`, resolved to a gid); nil: the agent's own group
+        /// and no members admitted by group.
+        public var group: UInt32?
     }
 
     /// One role's plugin and its opaque config.
@@ -57,6 +61,20 @@ public struct AgentConfig: Sendable, Hashable {
             self.plugin = plugin
             self.config = config
         }
+    }
+
+    /// How the central uses BlueZ's GATT client (both backends): its fast
+    /// paths, which it leaves for the plain calls when BlueZ refuses them.
+    public struct BlueZ: Sendable, Hashable {
+        /// Notifications through AcquireNotify sockets (default); false:
+        /// StartNotify only (each value a PropertiesChanged signal).
+        public var acquireNotify = true
+        /// Writes without response through AcquireWrite sockets (default);
+        /// false: WriteValue with `type: "command"` only.
+        public var acquireWrite = true
+
+        /// The defaults.
+        public init() {}
     }
 
     /// The embedded simulator's settings (used with ``Backend/sim``).
@@ -102,8 +120,12 @@ public struct AgentConfig: Sendable, Hashable {
     public var pluginDirectory: String
     /// The embedded simulator's settings (read whatever the backend).
     public var sim: Sim
+    /// How the central uses BlueZ's GATT client.
+    public var bluez: BlueZ
     /// The settings of each configured role; always holds ``role``.
     public var roles: [Role: RoleSettings]
+    /// The MQTT fleet settings; nil when the config has no `fleet` section.
+    public var fleet: Fleet?
 
     /// The settings of the role to run.
     public var selectedRole: RoleSettings? { roles[role] }
@@ -153,9 +175,12 @@ extension AgentConfig {
         let pluginDirectory = top.nonEmptyString("pluginDirectory").map { FilePath.absolute($0, relativeTo: directory) }
         let roles = Self.readRoles(&top, selected: role)
         let sim = Self.readSim(&top, directory: directory, control: control)
+        let bluez = Self.readBlueZ(&top)
+        let fleet = Self.readFleet(&top, directory: directory)
         top.finish()
         issues += top.issues
-        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim else {
+        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim, let bluez, let fleet
+        else {
             throw ConfigError(file: reportedAs ?? file, issues: issues)
         }
         self.file = file
@@ -168,6 +193,19 @@ extension AgentConfig {
         self.pluginDirectory = pluginDirectory ?? "/usr/lib/bleagent/plugins"
         self.roles = roles
         self.sim = sim
+        self.bluez = bluez
+        self.fleet = fleet
+    }
+
+    private static func readBlueZ(_ top: inout ConfigReader) -> BlueZ? {
+        var bluez = BlueZ()
+        guard top.object["bluez"] != nil else { return bluez }
+        guard var reader = top.object("bluez") else { return nil }
+        if let value = reader.bool("acquireNotify") { bluez.acquireNotify = value }
+        if let value = reader.bool("acquireWrite") { bluez.acquireWrite = value }
+        reader.finish()
+        top.absorb(reader)
+        return reader.issues.isEmpty ? bluez : nil
     }
 
     private static func readSim(_ top: inout ConfigReader, directory: String, control: Control?) -> Sim? {
@@ -231,7 +269,7 @@ extension AgentConfig {
     }
 
     private static func readControl(_ top: inout ConfigReader, directory: String) -> Control? {
-        var control = Control(socketPath: "/run/bleagent/control.sock", mode: 0o600, allowedUids: [])
+        var control = Control(socketPath: "/run/bleagent/control.sock", mode: 0o600, allowedUids: [], group: nil)
         guard top.object["control"] != nil else { return control }
         guard var reader = top.object("control") else { return nil }
         if let socket = reader.nonEmptyString("socket") {
@@ -247,6 +285,9 @@ extension AgentConfig {
         }
         if let uidsValue = reader.value("allowedUids", required: false) {
             control.allowedUids = readUids(uidsValue, at: reader.path(of: "allowedUids"), into: &reader)
+        }
+        if let groupValue = reader.value("group", required: false) {
+            control.group = readGroup(groupValue, into: &reader)
         }
         reader.finish()
         top.absorb(reader)
@@ -269,6 +310,27 @@ extension AgentConfig {
             }
         }
         return uids
+    }
+
+    /// `control.group`: a group name (looked up in the system's group
+    /// database) or a numeric gid.
+    private static func readGroup(_ json: JSON, into reader: inout ConfigReader) -> UInt32? {
+        if let gid = json.intValue {
+            guard gid >= 0, gid < Int64(UInt32.max) else {
+                reader.issue("group", "expected a group name or id (an integer from 0 to 4294967294), found \(gid)")
+                return nil
+            }
+            return UInt32(gid)
+        }
+        guard let name = json.stringValue, !name.isEmpty else {
+            reader.issue("group", "expected a group name or id, found \(kindName(of: json))")
+            return nil
+        }
+        guard let gid = GroupDatabase.gid(named: name) else {
+            reader.issue("group", "no group named \"\(name)\" (getent group \(name))")
+            return nil
+        }
+        return gid
     }
 
     private static func readRoles(_ top: inout ConfigReader, selected: Role?) -> [Role: RoleSettings]? {

@@ -34,6 +34,7 @@ public final class RoleHost: Sendable {
         var adapter: String
         var restore: AgentConfig.Restore
         var sim: AgentConfig.Sim
+        var bluez: AgentConfig.BlueZ
 
         init?(_ config: AgentConfig) {
             guard let settings = config.selectedRole else { return nil }
@@ -45,6 +46,7 @@ public final class RoleHost: Sendable {
             adapter = config.adapter
             restore = config.restore
             sim = config.sim
+            bluez = config.bluez
         }
     }
 
@@ -70,6 +72,7 @@ public final class RoleHost: Sendable {
     private let options: Options
     private let backends: BackendFactory?
     private let observer = Mutex<(@Sendable (RoleManager) -> Void)?>(nil)
+    private let fleet = Mutex<any FleetPublisher>(NoFleet())
     private let log: @Sendable (String) -> Void
 
     /// A host that loads plugins with `loader` and wires them to `registry`
@@ -93,6 +96,11 @@ public final class RoleHost: Sendable {
     /// ``RoleManager/none`` when it stops (the control methods follow it).
     public func observeManagers(_ observer: @escaping @Sendable (RoleManager) -> Void) {
         self.observer.withLock { $0 = observer }
+    }
+
+    /// Gives plugins started from now on `publisher` as ``RoleContext/fleet``.
+    public func setFleetPublisher(_ publisher: any FleetPublisher) {
+        fleet.withLock { $0 = publisher }
     }
 
     /// The running role's BLE manager (``RoleManager/none`` when no role runs).
@@ -152,7 +160,8 @@ public final class RoleHost: Sendable {
         if let backends {
             do {
                 opened = try await backends.open(
-                    spec.role, backend: spec.backend, adapter: spec.adapter, restore: spec.restore, sim: spec.sim)
+                    spec.role, backend: spec.backend, adapter: spec.adapter, restore: spec.restore, sim: spec.sim,
+                    bluez: spec.bluez)
             } catch {
                 return fail(spec, "cannot open the \(spec.backend.rawValue) backend: \(error)", trigger: trigger)
             }
@@ -162,7 +171,8 @@ public final class RoleHost: Sendable {
         let context = RoleContext(
             role: role, config: spec.settings.config,
             logger: PluginLogger { level, message in log("[\(name)] \(level.rawValue): \(message)") },
-            state: store, methods: bridge, events: bridge, manager: opened?.manager ?? .none)
+            state: store, methods: bridge, events: bridge, manager: opened?.manager ?? .none,
+            fleet: fleet.withLock { $0 })
         let plugin: any RolePlugin
         do {
             plugin = try descriptor.factory(context)
