@@ -1,9 +1,10 @@
 import BLE
 import Synchronization
 
-/// A scripted ``CentralBackend``: the test feeds events (``send(_:)``) as bluetoothd would and decides how each
-/// GATT call ends (``answers``, or parked until ``finish(_:with:)``); every call is recorded and announced on
-/// ``calls``. A plugin's central logic is tested over it without a bus, a simulator or a process.
+/// A scripted ``CentralBackend``: the test feeds events (``send(_:)``) as bluetoothd would, each delivered at
+/// once and followed by the end of a batch (held until the manager attaches), and decides how each GATT call
+/// ends (``answers``, or parked until ``finish(_:with:)``); every call is recorded and announced on ``calls``.
+/// A plugin's central logic is tested over it without a bus, a simulator or a process.
 public final class FakeCentralBackend: CentralBackend {
     /// A call the manager made, with the object path it named.
     public enum Call: Hashable, Sendable {
@@ -18,11 +19,10 @@ public final class FakeCentralBackend: CentralBackend {
         case write(String, [UInt8], WriteType)
         case startNotify(String)
         case stopNotify(String)
+        case pauseNotifications(String, Bool)
     }
 
-    /// What the manager reads: the events ``send(_:)`` gives.
-    public let events: AsyncStream<CentralBackendEvent>
-    private let sink: AsyncStream<CentralBackendEvent>.Continuation
+    private let delivery = Mutex<(receiver: CentralEventReceiver?, held: [CentralBackendEvent])>((nil, []))
     /// Every call, in order, as it is made.
     public let calls: AsyncStream<Call>
     private let callSink: AsyncStream<Call>.Continuation
@@ -35,15 +35,39 @@ public final class FakeCentralBackend: CentralBackend {
 
     /// A backend with no events and no answers scripted yet.
     public init() {
-        (events, sink) = AsyncStream.makeStream()
         (calls, callSink) = AsyncStream.makeStream()
     }
 
     /// Every call so far, in order.
     public var log: [Call] { state.withLock { $0.log } }
 
-    /// Gives the manager `event`, as bluetoothd would.
-    public func send(_ event: CentralBackendEvent) { sink.yield(event) }
+    /// Takes the manager's receiver and hands it the events sent before.
+    public func attach(_ receiver: CentralEventReceiver) {
+        delivery.withLock { delivery in
+            delivery.receiver = receiver
+            for event in delivery.held { receiver.receive(event) }
+            delivery.held = []
+        }
+        receiver.batchEnded()
+    }
+
+    /// Delivers `event` (one at a time, in call order) and ends the batch.
+    public func send(_ event: CentralBackendEvent) {
+        let receiver = delivery.withLock { delivery -> CentralEventReceiver? in
+            guard let receiver = delivery.receiver else {
+                delivery.held.append(event)
+                return nil
+            }
+            receiver.receive(event)
+            return receiver
+        }
+        receiver?.batchEnded()
+    }
+
+    /// Records ``Call/pauseNotifications(_:_:)``.
+    public func setNotificationsPaused(_ paused: Bool, characteristic: String) {
+        record(.pauseNotifications(characteristic, paused))
+    }
 
     /// Resumes the parked call number `index` (0-based among parked calls).
     public func finish(_ index: Int, with result: Result<[UInt8], BLEError>) {
@@ -81,8 +105,17 @@ public final class FakeCentralBackend: CentralBackend {
         }
         send(.snapshot(tree, serial: nil))
     }
+    /// When true, refreshes park like reads (ended by ``finish(_:with:)``).
+    public let parkRefreshes = Mutex(false)
+
     /// The remaining calls are recorded; reads and writes end as ``answers`` says.
-    public func refresh(path: String, interface: String) async throws(BLEError) { record(.refresh(path)) }
+    public func refresh(path: String, interface: String) async throws(BLEError) {
+        if parkRefreshes.withLock({ $0 }) {
+            _ = try await gattCall(.refresh(path))
+        } else {
+            record(.refresh(path))
+        }
+    }
     public func setDiscoveryFilter(adapter: String, _ filter: DiscoveryFilter) async throws(BLEError) {
         record(.setDiscoveryFilter(filter))
     }

@@ -192,10 +192,13 @@ struct SensorAggregatorPluginTests {
             let host = RecordingPluginHost(namespace: "sensors")
             let plugin = try await startPlugin(directory.path, manager: manager, host: host)
             sendDatagram("\(directory.path)/ingest.sock", #"{"sensor": "baro", "value": 101317}"#)
-            // Once the advertisement carries the pressure, the line has been recorded.
+            // Once the advertisement carries the pressure (BTHome object 0x04, a uint24 of pascals; a lone 0x04
+            // byte could be part of another value), the line has been recorded.
+            let pascals = UInt32(101_317)
+            let pressure: [UInt8] = [0x04, UInt8(pascals & 0xFF), UInt8(pascals >> 8 & 0xFF), UInt8(pascals >> 16)]
             _ = await calls.next {
                 if case .registerAdvertisement(let data, _) = $0 {
-                    return data.serviceData[bthome]?.contains(0x04) == true
+                    return data.serviceData[bthome].map { $0.contains(pressure) } == true
                 }
                 return false
             }

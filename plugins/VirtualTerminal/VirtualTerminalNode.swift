@@ -20,6 +20,8 @@ actor VirtualTerminalNode {
     private let clock = ContinuousClock()
     private let start: ContinuousClock.Instant
     private var timer: Task<Void, Never>?
+    /// Set by ``shutdown()``: work suspended across it (a save) does not arm the timer again.
+    private var stopped = false
     /// Statuses the transmit queue refused, oldest first (at most ``waitingLimit``).
     private var waiting: [[UInt8]] = []
     private static let waitingLimit = 64
@@ -129,6 +131,7 @@ actor VirtualTerminalNode {
 
     /// Saves and stops the timer.
     func shutdown() async {
+        stopped = true
         timer?.cancel()
         timer = nil
         await save()
@@ -155,6 +158,7 @@ actor VirtualTerminalNode {
     }
 
     private func rearm() {
+        guard !stopped else { return }
         timer?.cancel()
         guard let deadline = terminal.nextDeadline else {
             timer = nil

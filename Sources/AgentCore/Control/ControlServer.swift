@@ -102,7 +102,8 @@ public final class ControlServer: Sendable {
             $0.socket = socket
             $0.listener = listener
         }
-        let token = bus.observe { [weak self] event in
+        let token = bus.observe(wants: { [weak self] kind in self?.hasSubscriber(for: kind) ?? false }) {
+            [weak self] event in
             guard let self else { return }
             self.loop.execute { self.broadcast(event) }
         }
@@ -321,18 +322,21 @@ public final class ControlServer: Sendable {
             let outcome = await registry.call(methodCall)
             guard let self else { return }
             self.loop.execute {
+                // Its slot is free before the reply goes out: a client that saw the reply sees the count without it.
+                self.state.withLock { state in
+                    if let inFlight = state.clients[id]?.inFlight, inFlight > 0 {
+                        state.clients[id]?.inFlight = inFlight - 1
+                    }
+                }
                 self.reply(call, outcome, to: id)
                 afterReply.run()
-                self.finished(id)
+                self.resumeHeld(id)
             }
         }
     }
 
     /// A handler of client `id` finished: start held lines while below the cap, then read the socket again.
-    private func finished(_ id: UInt64) {
-        state.withLock { state in
-            if let inFlight = state.clients[id]?.inFlight, inFlight > 0 { state.clients[id]?.inFlight = inFlight - 1 }
-        }
+    private func resumeHeld(_ id: UInt64) {
         while true {
             let (next, registration, interest) = state.withLock {
                 state -> ([UInt8]?, EventLoop.Registration?, EventLoop.Interest) in
@@ -436,6 +440,11 @@ public final class ControlServer: Sendable {
         default:
             return nil
         }
+    }
+
+    /// Whether any client subscribed to events of `kind`.
+    private func hasSubscriber(for kind: EventKind) -> Bool {
+        state.withLock { state in state.clients.values.contains { $0.subscription?.contains(kind) == true } }
     }
 
     private func broadcast(_ event: AgentEvent) {

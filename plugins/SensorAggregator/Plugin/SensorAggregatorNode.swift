@@ -33,6 +33,11 @@ actor SensorAggregatorNode {
     /// poweredOn, so the advertisement is never lost to a badly timed update.
     private var pendingAdvertisement: SensorAdvertisementPlan?
     private var timer: Task<Void, Never>?
+    /// Set by ``shutdown()``: work suspended across it (a sensor file read, an advertisement update) ends
+    /// without arming the timer or saving again.
+    private var stopped = false
+    /// Saves of the snapshot awaited now.
+    private var savesInFlight = 0
     /// Bumped at each re-arm: a timer that woke for an older arming does nothing.
     private var timerGeneration: UInt64 = 0
     private var loggedFileErrors: Set<String> = []
@@ -104,6 +109,7 @@ actor SensorAggregatorNode {
 
     /// One ingest datagram.
     func ingest(_ datagram: [UInt8]) async {
+        guard !stopped else { return }
         let before = engine.counters
         let actions = engine.ingest(datagram, now: unixNow())
         if engine.counters.accepted > before.accepted, let reading = engine.lastRecorded { publishToFleet(reading) }
@@ -181,11 +187,13 @@ actor SensorAggregatorNode {
         for central in waiting.sorted() { await perform(engine.transmitReady(central: central, now: unixNow())) }
     }
 
-    /// Flushes (when dirty) and stops the timer.
+    /// Flushes (when dirty, or when a save is still being written) and stops the timer.
     func shutdown() async {
+        stopped = true
         timer?.cancel()
         timer = nil
-        if engine.nextDeadline != nil { await flush(now: unixNow()) }
+        // A save still in flight (its caller suspended across this call) is waited for: the last save is this one.
+        if engine.nextDeadline != nil || savesInFlight > 0 { await flush(now: unixNow(), final: true) }
     }
 
     // MARK: control
@@ -253,6 +261,7 @@ actor SensorAggregatorNode {
     }
 
     private func fire() async {
+        guard !stopped else { return }
         let now = unixNow()
         var actions: [SensorAggregatorEngine.Action] = []
         for sensor in engine.config.sensors {
@@ -305,6 +314,7 @@ actor SensorAggregatorNode {
     }
 
     private func rearm() {
+        guard !stopped else { return }
         timer?.cancel()
         timerGeneration += 1
         let generation = timerGeneration
@@ -376,11 +386,13 @@ actor SensorAggregatorNode {
     /// Saves the aggregates as they are now. The state is taken and marked flushed before the write is awaited
     /// (changes made meanwhile mark it dirty again); the state store writes one save at a time, in order, the latest
     /// winning.
-    private func flush(now: Double) async {
-        guard mayFlush else { return }
+    private func flush(now: Double, final: Bool = false) async {
+        guard mayFlush, final || !stopped else { return }
         let snapshot = engine.state
         engine.flushed(at: now)
         do throws(PluginStateError) {
+            savesInFlight += 1
+            defer { savesInFlight -= 1 }
             try await snapshots.save(snapshot, now: now)
             let samples = snapshot.windows.values.reduce(0) { $0 + $1.samples.count }
             events.emit("flushed", ["samples": .int(Int64(samples)), "savedAt": .double(now)])

@@ -10,7 +10,8 @@ import Synchronization
 /// watched for hang-up and, when full, for room again).
 ///
 /// Sockets are non-blocking; reads use a buffer of the socket's MTU (at least 512 bytes, the longest attribute
-/// value), at most 32 packets per readiness so one busy socket cannot hold the loop. End of file or a hang-up means
+/// value), at most 64 packets per readiness so one busy socket cannot hold the loop, and none while the reader is
+/// paused (its queue is full: what arrives waits in the socket). End of file or a hang-up means
 /// the link (or bluetoothd) is gone: the socket is closed and reported. Sockets are closed on the loop's thread
 /// only, after their registration is gone, so a number is never reused while it is watched.
 final class SocketLoop: Sendable {
@@ -20,6 +21,8 @@ final class SocketLoop: Sendable {
         case packet(path: String, value: [UInt8])
         /// The socket `fd` hung up (or was removed) and is closed now.
         case closed(path: String, fd: Int32)
+        /// The packets read in one turn of the loop have all been reported.
+        case batchEnded
     }
 
     /// The result of a non-blocking send.
@@ -35,6 +38,7 @@ final class SocketLoop: Sendable {
     private struct Watch {
         var path: String
         var reads: Bool
+        var paused = false
         var bufferSize: Int
         var registration: EventLoop.Registration?
         var closing = false
@@ -47,7 +51,7 @@ final class SocketLoop: Sendable {
     }
 
     /// The most packets read from one socket per readiness.
-    private static let readBudget = 32
+    private static let readBatch = 64
 
     private let state = Mutex(State())
     private let loop: EventLoop
@@ -91,6 +95,24 @@ final class SocketLoop: Sendable {
         return true
     }
 
+    /// Stops (true) or resumes (false) reading `fd`; what arrives meanwhile waits in the socket.
+    func setPaused(_ paused: Bool, fd: Int32) {
+        state.withLock { state in
+            guard let watch = state.watches[fd], watch.paused != paused else { return }
+            state.watches[fd]?.paused = paused
+            if let registration = watch.registration, let changed = state.watches[fd] {
+                loop.setInterest(Self.interest(of: changed), for: registration)
+            }
+        }
+    }
+
+    /// What `watch` waits for: packets unless paused (or write-only), room while a writer waits.
+    private static func interest(of watch: Watch) -> EventLoop.Interest {
+        var interest: EventLoop.Interest = watch.reads && !watch.paused ? .readable : []
+        if !watch.writeWaiters.isEmpty { interest.insert(.writable) }
+        return interest
+    }
+
     /// Closes the socket registered as `fd` (on the loop's thread).
     func remove(fd: Int32) {
         state.withLock { state in state.watches[fd]?.closing = true }
@@ -120,8 +142,8 @@ final class SocketLoop: Sendable {
                 guard let watch = state.watches[fd], !watch.closing else { return false }
                 state.watches[fd]?.writeWaiters.append(continuation)
                 // Under the lock: the handler resets the interest under it too, so no wake-up is lost between.
-                if let registration = watch.registration {
-                    loop.setInterest(watch.reads ? [.readable, .writable] : .writable, for: registration)
+                if let registration = watch.registration, let waiting = state.watches[fd] {
+                    loop.setInterest(Self.interest(of: waiting), for: registration)
                 }
                 return true
             }
@@ -149,17 +171,25 @@ final class SocketLoop: Sendable {
 
     private func handle(fd: Int32, _ readiness: EventLoop.Readiness) {
         guard let watch = state.withLock({ $0.watches[fd] }), !watch.closing else { return }
-        // Packets still queued are read before a hang-up closes the socket.
+        // Packets still queued are read before a hang-up closes the socket, paused or not (a hang-up is reported
+        // whatever the interest, so a paused socket that hung up would otherwise wake the loop for ever).
+        let hungUp = !readiness.isDisjoint(with: [.hangUp, .error])
         var drained = true
-        if readiness.contains(.readable) && watch.reads {
+        if watch.reads && (hungUp || (readiness.contains(.readable) && !watch.paused)) {
             drained = false
             var buffer = [UInt8](repeating: 0, count: watch.bufferSize)
-            for _ in 0..<Self.readBudget {
+            var read = 0
+            defer { if read > 0 { handler(.batchEnded) } }
+            // Up to a batch of packets per readiness (one wake-up for many values under a flood), until the socket
+            // is empty or reading is paused.
+            for _ in 0..<Self.readBatch {
                 let count = buffer.withUnsafeMutableBytes {
                     Glibc.recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
                 }
                 if count > 0 {
+                    read += 1
                     handler(.packet(path: watch.path, value: Array(buffer[0..<count])))
+                    if !hungUp && state.withLock({ $0.watches[fd]?.paused ?? true }) { return }
                     continue
                 }
                 if count < 0 && (errno == EAGAIN || errno == EINTR) {
@@ -174,13 +204,13 @@ final class SocketLoop: Sendable {
             let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
                 let waiters = state.watches[fd]?.writeWaiters ?? []
                 state.watches[fd]?.writeWaiters = []
-                if let registration = watch.registration {
-                    loop.setInterest(watch.reads ? .readable : [], for: registration)
+                if let registration = watch.registration, let served = state.watches[fd] {
+                    loop.setInterest(Self.interest(of: served), for: registration)
                 }
                 return waiters
             }
             waiters.forEach { $0.resume(returning: true) }
         }
-        if drained && !readiness.isDisjoint(with: [.hangUp, .error]) { close(fd) }
+        if drained && hungUp { close(fd) }
     }
 }

@@ -151,6 +151,8 @@ final class ConnectionDriver: Sendable {
             remains = LibDBus.dispatchOne(connection)
             if !remains { break }
         }
+        // The signal handlers hear that this run of messages ended (they wake their consumers once per run).
+        core.signals.endOfBatch()
         if remains { scheduleDispatch() }
         checkState()
     }
