@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "PaymentTerminalScanner", type: .dynamic, targets: ["PaymentTerminalScannerEntry"]),
         .library(name: "SensorAggregator", type: .dynamic, targets: ["SensorAggregatorEntry"]),
         .library(name: "VirtualPaymentTerminal", type: .dynamic, targets: ["VirtualTerminalPlugin"]),
+        .library(name: "SensorGateway", type: .dynamic, targets: ["SensorGatewayEntry"]),
         // Test fixtures for the plugin loader, built beside the real plugins.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
         .library(name: "PeripheralOnlyPlugin", type: .dynamic, targets: ["PeripheralOnlyPlugin"]),
@@ -25,6 +26,11 @@ let package = Package(
     targets: [
         // signalfd and eventfd, which the Glibc module does not import.
         .systemLibrary(name: "CLinux"),
+        // Debian's libcrypto (libssl-dev) for AES-CCM, the cipher of encrypted BTHome advertisements.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // AES-CCM over CCrypto and the framing of encrypted BTHome v2 data: the sensor gateway decrypts it,
+        // blesim's simulated sensors encrypt it.
+        .target(name: "BTHomeCrypto", dependencies: ["CCrypto"], swiftSettings: strict),
         // The control API's wire types, shared by the agent and blectl.
         .target(name: "ControlProtocol", dependencies: [core], swiftSettings: strict),
         // The agent apart from its entry point: config, control server, sd_notify, signals.
@@ -57,6 +63,14 @@ let package = Package(
         .target(
             name: "PaymentTerminalScannerEntry", dependencies: [core, "PaymentTerminalScanner"],
             path: "plugins/PaymentTerminalScanner/Entry", swiftSettings: strict),
+        // The sensor gateway (central role plugin): decoders, the device table and its engine, the gateway.*
+        // params, and the shell that scans and feeds them.
+        .target(
+            name: "SensorGateway", dependencies: [core, "BTHomeCrypto"], path: "plugins/SensorGateway",
+            exclude: ["Entry"], swiftSettings: strict),
+        .target(
+            name: "SensorGatewayEntry", dependencies: [core, "SensorGateway"], path: "plugins/SensorGateway/Entry",
+            swiftSettings: strict),
         .target(
             name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: strict),
@@ -71,7 +85,7 @@ let package = Package(
         .target(
             name: "StuckPlugin", dependencies: [core], path: "Tests/Fixtures/StuckPlugin", swiftSettings: strict),
         // blesim: pure simulation logic (no I/O) and the executable serving org.bluez.
-        .target(name: "SimCore", dependencies: [core], swiftSettings: strict),
+        .target(name: "SimCore", dependencies: [core, "BTHomeCrypto"], swiftSettings: strict),
         .executableTarget(name: "blesim", dependencies: ["SimCore", core], swiftSettings: strict),
         // A benchmark (not a test): advertisement reports/s and notifications/s a D-Bus client gets through blesim.
         .executableTarget(
@@ -86,6 +100,9 @@ let package = Package(
         .testTarget(name: "BlueZPeripheralTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
         .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
+        .testTarget(
+            name: "SensorGatewayTests", dependencies: [core, "SensorGateway", "BTHomeCrypto", "TestSupport"],
+            exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner"], swiftSettings: strict),
         .testTarget(

@@ -160,7 +160,7 @@ extension CentralManager {
                 return
             }
             let discovery = Discovery(
-                identifier: id, name: device.advertisement.localName, rssi: device.rssi,
+                identifier: id, address: device.address, name: device.advertisement.localName, rssi: device.rssi,
                 advertisement: device.advertisement)
             for (token, var scanner) in state.scanners {
                 guard

@@ -65,6 +65,10 @@ public enum PeripheralState: String, Hashable, Sendable {
 public struct Discovery: Hashable, Sendable {
     /// The peripheral's identifier.
     public var identifier: PeripheralIdentifier
+    /// Its Bluetooth address (Device1.Address, `AA:BB:CC:DD:EE:FF`): what
+    /// advertisement formats that authenticate their sender (encrypted
+    /// BTHome's nonce) and operators' allow lists name it by.
+    public var address: String
     /// Its name, if known.
     public var name: String?
     /// The received signal strength in dBm.
