@@ -113,7 +113,8 @@ let package = Package(
             dependencies: [core, "ControlProtocol", "CLinux", "TestSupport", "bleagent", "blectl"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
+            name: "SimCoreTests", dependencies: ["SimCore", "BTHomeCrypto", core], exclude: ["Fixtures"],
+            swiftSettings: strict),
         .testTarget(name: "BlesimTests", dependencies: [core], exclude: ["Fixtures"], swiftSettings: strict),
         // Bleak (PyPI) as a central against blesim: runs Tests/Bleak/central.py in .build/venv-bleak.
         .testTarget(name: "BleakTests", dependencies: [core, "TestSupport"], swiftSettings: strict),

@@ -9,8 +9,10 @@
 #   bluez-test-scripts, python3-dbus,         BlueZ's unmodified example-gatt-client, run against blesim
 #     python3-gi                                by tests with Debian's /usr/bin/python3
 #   python3-venv                              the virtualenv for Bleak (scripts/bleak-venv.sh)
+#   libssl-dev                                libcrypto's AES-CCM: the sensor gateway decrypts encrypted BTHome
+#                                               advertisements and blesim's simulated sensors encrypt them
 BLEAGENT_APT_PACKAGES=(libdbus-1-dev libjson-c-dev pkg-config dbus-daemon dbus-bin systemd bluez
-    bluez-test-scripts python3-dbus python3-gi python3-venv)
+    bluez-test-scripts python3-dbus python3-gi python3-venv libssl-dev)
 
 log() { printf '==> %s\n' "$*" >&2; }
 

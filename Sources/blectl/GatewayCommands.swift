@@ -139,6 +139,10 @@ enum GatewayTables {
 
     static func value(_ reading: JSON) -> String {
         var text = Output.cell(reading["value"])
+        // 87, not 87.0: values are doubles in JSON, whole ones read better without the fraction.
+        if case .double(let number)? = reading["value"], number == number.rounded(), abs(number) < 1e15 {
+            text = String(Int64(number))
+        }
         if let unit = reading["unit"]?.stringValue { text += unit == "%" || unit.hasPrefix("°") ? unit : " \(unit)" }
         if let steps = reading["steps"]?.intValue { text += " \(steps) steps" }
         if let arguments = reading["arguments"]?.stringValue, !arguments.isEmpty { text += " (\(arguments))" }
