@@ -90,6 +90,10 @@ let package = Package(
         // A benchmark (not a test): advertisement reports/s and notifications/s a D-Bus client gets through blesim.
         .executableTarget(
             name: "blesim-bench", dependencies: [core, "SimCore", "TestSupport"], swiftSettings: strict),
+        // A benchmark (not a test): the sensor gateway beside Bleak + bthome-ble on one blesim air (docs/benchmarks.md).
+        .executableTarget(
+            name: "gateway-bench", dependencies: [core, "SimCore", "SensorGateway", "BTHomeCrypto", "TestSupport"],
+            swiftSettings: strict),
         // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
         .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
