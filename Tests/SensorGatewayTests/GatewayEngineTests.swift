@@ -226,4 +226,48 @@ import Testing
         #expect(engine.stats.readingsDropped == 1)
         #expect(engine.stats.reportsIn == 5 && engine.stats.discoveries == 1 && entry?.reports == 5)
     }
+
+    @Test func waitingUpdatesGoOutInDueOrderOncePerDevice() {
+        var engine = GatewayEngine(config: Self.config { $0.eventIntervalSeconds = 10 })
+        // Each device's first update at a different time, then a change one second later: due 10 s after the first.
+        for index in 0..<50 {
+            let address = DeviceAddress(value: UInt64(index))
+            let first = Duration.milliseconds(Int64((index * 37) % 50) * 100)
+            #expect(engine.ingest(Self.report(Self.bthome("40 01 01"), from: address), at: first) != nil)
+            #expect(engine.ingest(Self.report(Self.bthome("40 01 02"), from: address), at: first + .seconds(1)) == nil)
+        }
+        var seen: [DeviceAddress: Duration] = [:]
+        var now = Duration.seconds(6)
+        while now < .seconds(20) {
+            for update in engine.tick(at: now) {
+                #expect(seen.updateValue(now, forKey: update.address) == nil, "one update per device")
+                #expect(update.readings.map(\.reading.value) == [.number(2)])
+            }
+            now += .milliseconds(50)
+        }
+        #expect(seen.count == 50)
+        for (address, at) in seen {
+            let due = Duration.milliseconds(Int64((Int(address.value) * 37) % 50) * 100) + .seconds(10)
+            #expect(at >= due && at < due + .milliseconds(100), "\(address) due \(due), sent \(at)")
+        }
+    }
+
+    @Test func aDeviceEvictedWhileWaitingSendsNothingAndTheWaitingListStaysBounded() {
+        var engine = GatewayEngine(
+            config: Self.config {
+                $0.maxDevices = 2
+                $0.eventIntervalSeconds = 10
+            })
+        for round in 0..<100 {
+            // Two devices heard, changed, then pushed out by the next round's.
+            for slot in 0..<2 {
+                let address = DeviceAddress(value: UInt64(round * 2 + slot))
+                _ = engine.ingest(Self.report(Self.bthome("40 01 01"), from: address), at: .seconds(round))
+                _ = engine.ingest(Self.report(Self.bthome("40 01 02"), from: address), at: .seconds(round))
+            }
+        }
+        #expect(engine.stats.devicesEvicted == 198)
+        let sent = engine.tick(at: .seconds(200))
+        #expect(Set(sent.map(\.address.value)) == [198, 199], "only the devices still held")
+    }
 }
