@@ -105,7 +105,7 @@ let package = Package(
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
         .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
         .testTarget(
-            name: "SensorGatewayTests", dependencies: [core, "SensorGateway", "BTHomeCrypto", "TestSupport"],
+            name: "SensorGatewayTests", dependencies: [core, "SensorGateway", "BTHomeCrypto", "SimCore", "TestSupport"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner"], swiftSettings: strict),

@@ -15,17 +15,9 @@ public struct BTHomeBindKey: Hashable, Sendable, CustomStringConvertible, Custom
 
     /// A key from 32 hex digits (either case), as BTHome devices show it.
     public init?(hex: some StringProtocol) {
-        let digits = Array(hex.utf8)
-        guard digits.count == 32 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        var index = 0
-        while index < 32 {
-            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        self.bytes = bytes
+        let digits = Array(hex)
+        guard digits.count == 32, digits.allSatisfy({ $0.isASCII && $0.isHexDigit }) else { return nil }
+        bytes = stride(from: 0, to: 32, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
     }
 
     /// `"bind key (redacted)"`.
@@ -33,12 +25,4 @@ public struct BTHomeBindKey: Hashable, Sendable, CustomStringConvertible, Custom
     /// `"bind key (redacted)"`.
     public var debugDescription: String { description }
 
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }

@@ -54,6 +54,7 @@ import Testing
         #expect(BTHomeBindKey(hex: "231d39c1d7cc1ab1aee224cd096db93") == nil)
         #expect(BTHomeBindKey(hex: "231d39c1d7cc1ab1aee224cd096db93g") == nil)
         #expect(BTHomeBindKey(hex: "231D39C1D7CC1AB1AEE224CD096DB932") == Self.key)
+        #expect(BTHomeBindKey(hex: "231d39c1d7cc1ab1aee224cd096db93\u{FF11}") == nil)  // a fullwidth digit
     }
 
     @Test func aesCCMRefusesBadLengths() {

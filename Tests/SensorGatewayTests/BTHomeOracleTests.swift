@@ -6,19 +6,9 @@ import SensorGateway
 import TestSupport
 import Testing
 
-/// The interpreter of the virtualenv `scripts/bleak-venv.sh` creates (bthome-ble pinned there), or `$BLEAK_PYTHON`.
-let oraclePython: String =
-    getenv("BLEAK_PYTHON").map { String(cString: $0) } ?? BlesimProcess.repositoryRoot + "/.build/venv-bleak/bin/python"
-
-/// In CI a missing virtualenv is a failure, never a silent skip; elsewhere the test is skipped with a message.
-let oracleAvailable: Bool = {
-    if access(oraclePython, X_OK) == 0 { return true }
-    let inCI = getenv("CI").map { String(cString: $0) } == "true"
-    if !inCI {
-        print("BTHomeOracleTests skipped: no \(oraclePython); run `. scripts/bleak-venv.sh && ensure_bleak_venv`")
-    }
-    return inCI
-}()
+/// The virtualenv's interpreter (bthome-ble is pinned there); a missing one fails in CI and skips elsewhere.
+let oraclePython = BleakVenv.python
+let oracleAvailable = BleakVenv.enabled(for: "BTHomeOracleTests")
 
 /// The gateway's BTHome decoding against Home Assistant's own parser, `bthome-ble` (PyPI, pinned), on the same
 /// bytes: every packet of ``OracleCorpus`` decoded alone by both must give the same readings (names, values to the

@@ -38,6 +38,9 @@ import Testing
             #expect(!expected.description.contains(secret))
         }
         #expect(throws: BindKeyFileError.notText) { try BindKeyFile.parse([0xFF, 0xFE]) }
+        #expect(DeviceAddress("54:48:E6:8F:80:A\u{FF15}") == nil)  // a fullwidth digit
+        #expect(DeviceAddress("54:48:E6:8F:80") == nil && DeviceAddress("54:48:E6:8F:80:A5:00") == nil)
+        #expect(DeviceAddress("54:48:e6:8f:80:a5")?.description == "54:48:E6:8F:80:A5")
     }
 
     @Test func theFileMustBeTheOwnersOnly() throws {

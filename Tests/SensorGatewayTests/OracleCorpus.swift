@@ -2,17 +2,10 @@ import BTHomeCrypto
 import JSON
 import SensorGateway
 
-/// A deterministic random source (SplitMix64) for the oracle corpus.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import struct SimCore.SeededGenerator
+
+/// simcore's seeded generator (SplitMix64): the same corpus on every run.
+typealias SplitMix = SeededGenerator
 
 /// One device's packets for the oracle: the address, its bind key, the service data and when each was heard.
 struct OracleCase {
@@ -37,7 +30,7 @@ func hexOf(_ bytes: [UInt8]) -> String {
 /// in the data, altered bytes), and sequences exercising packet-id de-duplication and encryption counters.
 enum OracleCorpus {
     static func make(seed: UInt64) throws -> [OracleCase] {
-        var random = SplitMix(state: seed)
+        var random = SplitMix(seed: seed)
         var cases: [OracleCase] = []
         let zero = DeviceAddress(value: 0)
         for vector in BTHomeDecoderTests.vectors {

@@ -1,7 +1,11 @@
 #!/usr/bin/python3
-"""A BTHome v2 sensor on a real adapter, for Tests/VM/scenarios.sh: registers one broadcast LEAdvertisement1
-with the given service data under UUID 0xFCD2 through bluetoothd's LEAdvertisingManager1, prints
-"advertising" once bluetoothd accepted it, and keeps it on the air until killed.
+"""A BTHome v2 sensor on a real adapter, for Tests/VM/scenarios.sh: registers one LEAdvertisement1 with the given
+service data under UUID 0xFCD2 through bluetoothd's LEAdvertisingManager1, prints "advertising" once bluetoothd
+accepted it, and keeps it on the air until killed.
+
+Type "peripheral" (connectable), not "broadcast": the kernel sends a non-connectable advertisement from a fresh
+non-resolvable private address, and the gateway looks bind keys up by the sender's address, so the sensor must
+advertise from the adapter's own.
 
     bthome-advertiser.py ADAPTER HEX
 
@@ -29,7 +33,7 @@ class Advertisement(dbus.service.Object):
         if interface != ADVERTISEMENT:
             raise dbus.exceptions.DBusException("no such interface", name="org.freedesktop.DBus.Error.InvalidArgs")
         service_data = dbus.Dictionary({"fcd2": dbus.Array(self.data, signature="y")}, signature="sv")
-        return {"Type": "broadcast", "ServiceData": service_data}
+        return {"Type": "peripheral", "ServiceData": service_data}
 
     @dbus.service.method(ADVERTISEMENT, in_signature="", out_signature="")
     def Release(self):

@@ -8,16 +8,13 @@ public struct DeviceAddress: Sendable, Hashable, Comparable, CustomStringConvert
 
     /// Parses `AA:BB:CC:DD:EE:FF` (either case); nil for anything else.
     public init?(_ text: some StringProtocol) {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == 17 else { return nil }
-        var value: UInt64 = 0
-        for index in 0..<6 {
-            let offset = index * 3
-            if index > 0 && utf8[offset - 1] != UInt8(ascii: ":") { return nil }
-            guard let high = Self.nibble(utf8[offset]), let low = Self.nibble(utf8[offset + 1]) else { return nil }
-            value = value << 8 | UInt64(high << 4 | low)
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 6,
+            parts.allSatisfy({ $0.utf8.count == 2 && $0.allSatisfy { $0.isASCII && $0.isHexDigit } })
+        else {
+            return nil
         }
-        self.value = value
+        value = parts.reduce(UInt64(0)) { $0 << 8 | UInt64(UInt8($1, radix: 16)!) }
     }
 
     /// The six bytes, most significant first (the order BTHome's nonce uses).
@@ -38,12 +35,4 @@ public struct DeviceAddress: Sendable, Hashable, Comparable, CustomStringConvert
     /// By value.
     public static func < (lhs: DeviceAddress, rhs: DeviceAddress) -> Bool { lhs.value < rhs.value }
 
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }
