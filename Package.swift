@@ -105,8 +105,9 @@ let package = Package(
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
         .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
         .testTarget(
-            name: "SensorGatewayTests", dependencies: [core, "SensorGateway", "BTHomeCrypto", "SimCore", "TestSupport"],
-            exclude: ["Fixtures"], swiftSettings: strict),
+            name: "SensorGatewayTests",
+            dependencies: [core, "SensorGateway", "BTHomeCrypto", "SimCore", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner"], swiftSettings: strict),
         .testTarget(

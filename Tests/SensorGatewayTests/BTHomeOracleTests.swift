@@ -69,26 +69,15 @@ let oracleAvailable = BleakVenv.enabled(for: "BTHomeOracleTests")
         #expect(packets > 1000 && withReadings > packets / 2, "\(withReadings) of \(packets) packets gave readings")
     }
 
-    /// The gateway's readings as the oracle's JSON, by kind and name (the last of a name wins, as in both).
+    /// The gateway's readings as its control API writes them (GatewayJSON), keyed like the oracle's.
     static func keyed(_ readings: [Reading]) -> Readings {
-        var keyed: Readings = [:]
-        for reading in readings {
-            var object: JSONObject = ["unit": reading.unit.map(JSON.string) ?? .null]
-            switch reading.value {
-            case .number(let number): object["value"] = .double(number)
-            case .flag(let flag): object["value"] = .bool(flag)
-            case .text(let text): object["value"] = .string(text)
-            case .event(let type, let steps, let arguments):
-                object["value"] = .string(type)
-                if let steps { object["steps"] = .double(Double(steps)) }
-                if let arguments { object["arguments"] = .string(arguments) }
-            }
-            keyed["\(reading.kind.rawValue)/\(reading.name)"] = .object(object)
-        }
-        return keyed
+        keyed(.array(readings.map { GatewayJSON.reading(StoredReading(reading: $0, at: .zero), clock: clock) }))
     }
 
-    /// The oracle's readings, numbers as doubles.
+    static let clock = GatewayClock(unixOrigin: 0)
+
+    /// Readings as JSON (the oracle's, or the gateway's) by kind and name, numbers as doubles (the last of a name
+    /// wins, as in both).
     static func keyed(_ json: JSON?) -> Readings {
         var keyed: Readings = [:]
         for item in json?.arrayValue ?? [] {

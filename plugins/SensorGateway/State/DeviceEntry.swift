@@ -4,6 +4,12 @@ public struct StoredReading: Sendable, Hashable {
     public var reading: Reading
     /// When it was last reported (the engine's clock).
     public var at: Duration
+
+    /// `reading`, heard at `at`.
+    public init(reading: Reading, at: Duration) {
+        self.reading = reading
+        self.at = at
+    }
 }
 
 /// One device the gateway has heard: its latest readings and its counters.
