@@ -80,7 +80,7 @@ if [ "$role" = central ] && [ "$plugin" = PaymentTerminalScanner ]; then
     ctl call pos.transactions '{"limit":3}' 
 fi
 follow=(events)
-example=(call pos.pay '{"amount":500,"currency":"EUR","reference":"me"}')
+example="call pos.pay '{\"amount\":500,\"currency\":\"EUR\",\"reference\":\"me\"}'"
 if [ "$role" = central ] && [ "$plugin" = SensorGateway ]; then
     log "the sensor gateway: waiting for the first hundred readings"
     for _ in $(seq 150); do
@@ -91,14 +91,14 @@ if [ "$role" = central ] && [ "$plugin" = SensorGateway ]; then
     ctl gateway devices --sort rssi --limit 15
     ctl gateway stats
     follow=(gateway readings)
-    example=(gateway device 3C:2E:F5:00:00:01)
+    example="gateway device 3C:2E:F5:00:00:01"
 fi
 
 cat >&2 <<TXT
 ==> bleagent is running (pid $agent). Beside it, for example:
       BLEAGENT_SOCKET=$socket $bin/blectl status
       BLEAGENT_SOCKET=$socket $bin/blectl events
-      BLEAGENT_SOCKET=$socket $bin/blectl ${example[*]}
+      BLEAGENT_SOCKET=$socket $bin/blectl $example
 TXT
 if [ -n "$duration" ]; then
     log "stopping after $duration s (--duration)"

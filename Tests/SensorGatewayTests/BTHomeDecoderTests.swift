@@ -2,6 +2,8 @@ import BTHomeCrypto
 import SensorGateway
 import Testing
 
+import struct SimCore.SeededGenerator
+
 /// BTHome v2 objects against the published examples (bthome.io's format
 /// table, as Home Assistant's bthome-ble tests them): the service data,
 /// the readings it must give.
@@ -207,5 +209,37 @@ import Testing
         }
         #expect(BTHomeDecoder.encryptionCounter(data) == 0x3322_1100)
         #expect(BTHomeDecoder.encryptionCounter(bytes("40 04 13 8a 01 00 00 00 00")) == nil)
+    }
+}
+
+/// Random bytes from the air: every decoder answers with readings or a failure with a reason, never a trap.
+@Suite struct HostileAdvertisementTests {
+    @Test func randomServiceAndManufacturerDataNeverTrap() {
+        var random = SplitMix(seed: 99)
+        let key = BTHomeBindKey(hex: "231d39c1d7cc1ab1aee224cd096db932")
+        var failures: Set<String> = []
+        var decoded = 0
+        for round in 0..<20_000 {
+            let count = Int.random(in: 0...40, using: &random)
+            var data = (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
+            // Mostly BTHome v2 headers, so the object reader is exercised, not only the version check.
+            if !data.isEmpty, round % 4 != 0 { data[0] = [0x40, 0x41, 0x42, 0x43, 0x44][round % 5] }
+            let formats: [AdvertisementFormat] = [
+                .bthome(data, aggregator: false), .eddystone(data), .ibeacon([0x02, 0x15] + data),
+            ]
+            for format in formats {
+                do {
+                    _ = try AdvertisementDecoder.decode(
+                        format, address: [1, 2, 3, 4, 5, 6], key: round % 3 == 0 ? key : nil)
+                    decoded += 1
+                } catch {
+                    failures.insert(error.reason)
+                    #expect(!error.description.isEmpty)
+                }
+            }
+        }
+        #expect(decoded > 1000)
+        #expect(
+            failures.isSuperset(of: ["bthome.version", "bthome.decryption", "bthome.downgrade", "eddystone.frame"]))
     }
 }
