@@ -30,21 +30,17 @@ final class SensorGatewayPlugin: RolePlugin {
         try register(node)
         let central = self.central
         let logger = context.logger
+        // Every device, every advertisement: no service filter, duplicates on.
         let scanning = Task {
-            while !Task.isCancelled {
-                for await state in central.stateUpdates() where state == .poweredOn { break }
-                guard !Task.isCancelled else { return }
-                do {
-                    // Every device, every advertisement: no service filter, duplicates on.
-                    let discoveries = try central.scanForPeripherals(
-                        withServices: nil, options: ScanOptions(allowDuplicates: true))
-                    logger.info("scanning: every advertisement, duplicates included")
-                    for await found in discoveries { await node.observe(found) }
-                } catch {
-                    logger.warning("cannot scan: \(error)")
+            await central.scanWhilePoweredOn(
+                withServices: nil, options: ScanOptions(allowDuplicates: true),
+                onChange: { event in
+                    switch event {
+                    case .scanning: logger.info("scanning: every advertisement, duplicates included")
+                    case .refused(let error): logger.warning("cannot scan: \(error)")
+                    }
                 }
-                for await state in central.stateUpdates() where state != .poweredOn { break }
-            }
+            ) { found in await node.observe(found) }
         }
         let ticking = Task {
             while !Task.isCancelled {
