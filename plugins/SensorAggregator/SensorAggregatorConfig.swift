@@ -1,4 +1,5 @@
 import JSON
+import PluginSupport
 import RoleKit
 
 /// The sensor aggregator's config (`roles.peripheral.config`), documented in
@@ -30,7 +31,7 @@ public struct SensorAggregatorConfig: Sendable, Hashable {
 
     /// Reads and validates `json`.
     public init(json: JSON) throws(PluginConfigError) {
-        let root = try ConfigReader(json, path: "")
+        let root = try PluginConfigReader(json, path: "")
         try root.allowOnly([
             "sensors", "ingest", "windowSeconds", "maxSamplesPerWindow", "notification", "flushSeconds",
             "advertising", "deviceInformation",
@@ -44,7 +45,7 @@ public struct SensorAggregatorConfig: Sendable, Hashable {
         var sensors: [SensorConfig] = []
         var seen: Set<String> = []
         for (index, item) in list.enumerated() {
-            let sensor = try SensorConfig(reading: ConfigReader(item, path: "sensors[\(index)]"))
+            let sensor = try SensorConfig(reading: PluginConfigReader(item, path: "sensors[\(index)]"))
             guard seen.insert(sensor.id).inserted else {
                 throw PluginConfigError(path: "sensors[\(index)].id", "\"\(sensor.id)\" is used by an earlier sensor")
             }
@@ -92,7 +93,7 @@ public struct IngestConfig: Sendable, Hashable {
         self.maxLineBytes = maxLineBytes
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
+    init(reading reader: PluginConfigReader) throws(PluginConfigError) {
         try reader.allowOnly(["socketPath", "maxLineBytes"])
         // sun_path holds 108 bytes including the terminating NUL.
         guard let path = try reader.string("socketPath", maxLength: 107), path.hasPrefix("/") else {
@@ -121,7 +122,7 @@ public struct NotificationConfig: Sendable, Hashable {
         self.queueLimit = queueLimit
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
+    init(reading reader: PluginConfigReader) throws(PluginConfigError) {
         try reader.allowOnly(["intervalSeconds", "queueLimit"])
         intervalSeconds = Int(try reader.integer("intervalSeconds", in: Self.intervalRange) ?? 10)
         queueLimit = Int(try reader.integer("queueLimit", in: 1...64) ?? 8)
@@ -145,7 +146,7 @@ public struct AdvertisingConfig: Sendable, Hashable {
         self.minimumNameLength = minimumNameLength
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
+    init(reading reader: PluginConfigReader) throws(PluginConfigError) {
         try reader.allowOnly(["localName", "bthome", "minimumNameLength"])
         guard let name = try reader.string("localName", maxLength: 64) else {
             throw PluginConfigError(path: reader.field("localName"), "is required")
@@ -185,7 +186,7 @@ public struct DeviceInformation: Sendable, Hashable {
         self.softwareRevision = softwareRevision
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
+    init(reading reader: PluginConfigReader) throws(PluginConfigError) {
         try reader.allowOnly([
             "manufacturer", "model", "serial", "hardwareRevision", "firmwareRevision", "softwareRevision",
         ])

@@ -1,4 +1,5 @@
 import JSON
+import PluginSupport
 import RoleKit
 
 /// One sensor in the plugin config (`sensors[i]`).
@@ -41,7 +42,7 @@ public struct SensorConfig: Sendable, Hashable {
             }
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
+    init(reading reader: PluginConfigReader) throws(PluginConfigError) {
         try reader.allowOnly(["id", "kind", "unit", "source", "notifyDelta", "thresholds"])
         guard let id = try reader.string("id"), Self.isValidID(id) else {
             throw PluginConfigError(path: reader.field("id"), "expected 1-32 characters from A-Z a-z 0-9 . _ -")
@@ -104,7 +105,7 @@ public struct Thresholds: Sendable, Hashable {
         return nil
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
+    init(reading reader: PluginConfigReader) throws(PluginConfigError) {
         try reader.allowOnly(["low", "high"])
         low = try reader.number("low", in: -1e12...1e12)
         high = try reader.number("high", in: -1e12...1e12)

@@ -1,4 +1,5 @@
 import JSON
+import PluginSupport
 import RoleKit
 
 /// Where a sensor's readings come from (`sensors[i].source`, chosen by `type`).
@@ -19,7 +20,7 @@ public enum SensorSource: Sendable, Hashable {
         }
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
+    init(reading reader: PluginConfigReader) throws(PluginConfigError) {
         switch try reader.require("type").stringValue {
         case "file": self = .file(try FileSource(reading: reader))
         case "ingest":
@@ -65,7 +66,7 @@ public struct FileSource: Sendable, Hashable {
         self.pollSeconds = pollSeconds
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
+    init(reading reader: PluginConfigReader) throws(PluginConfigError) {
         try reader.allowOnly(["type", "path", "scale", "offset", "scalePath", "offsetPath", "pollSeconds"])
         func absolutePath(_ key: String) throws(PluginConfigError) -> String? {
             guard let path = try reader.string(key, maxLength: 4096) else { return nil }
@@ -120,7 +121,7 @@ public struct SimulatedSource: Sendable, Hashable {
         self.pollSeconds = pollSeconds
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
+    init(reading reader: PluginConfigReader) throws(PluginConfigError) {
         try reader.allowOnly([
             "type", "waveform", "base", "amplitude", "periodSeconds", "noise", "seed", "pollSeconds",
         ])

@@ -1,6 +1,7 @@
 import BLE
 import GATT
 import JSON
+import PluginSupport
 import RoleKit
 
 /// The gateway's settings, from roles.json's `roles.central.config`
@@ -35,18 +36,19 @@ public struct GatewayConfig: Sendable {
     /// Reads the plugin's `config` object.
     public init(json: JSON) throws(PluginConfigError) {
         if json.isNull { return }
-        let fields = try ConfigFields(json, path: "")
+        let fields = try PluginConfigReader(json, path: "")
         try fields.allowOnly([
             "maxDevices", "expirySeconds", "trackUnknown", "eventIntervalSeconds", "eventsPerSecond",
             "maxReadingsPerDevice", "rssiSmoothing", "keyFile", "allow", "deny",
         ])
-        maxDevices = try fields.integer("maxDevices", 1...100_000) ?? maxDevices
-        expirySeconds = try fields.number("expirySeconds", 1...86_400) ?? expirySeconds
+        maxDevices = try fields.integer("maxDevices", in: 1...100_000).map { Int($0) } ?? maxDevices
+        expirySeconds = try fields.number("expirySeconds", in: 1...86_400) ?? expirySeconds
         trackUnknown = try fields.bool("trackUnknown") ?? trackUnknown
-        eventIntervalSeconds = try fields.number("eventIntervalSeconds", 0...86_400) ?? eventIntervalSeconds
-        eventsPerSecond = try fields.integer("eventsPerSecond", 1...100_000) ?? eventsPerSecond
-        maxReadingsPerDevice = try fields.integer("maxReadingsPerDevice", 1...256) ?? maxReadingsPerDevice
-        rssiSmoothing = try fields.number("rssiSmoothing", 0.01...1) ?? rssiSmoothing
+        eventIntervalSeconds = try fields.number("eventIntervalSeconds", in: 0...86_400) ?? eventIntervalSeconds
+        eventsPerSecond = try fields.integer("eventsPerSecond", in: 1...100_000).map { Int($0) } ?? eventsPerSecond
+        maxReadingsPerDevice =
+            try fields.integer("maxReadingsPerDevice", in: 1...256).map { Int($0) } ?? maxReadingsPerDevice
+        rssiSmoothing = try fields.number("rssiSmoothing", in: 0.01...1) ?? rssiSmoothing
         if let value = fields.object["keyFile"] {
             guard let path = value.stringValue, !path.isEmpty, path.utf8.count <= 4096, !path.contains("\0"),
                 path.hasPrefix("/") || (!path.contains("/") && !path.hasPrefix("."))
@@ -93,7 +95,7 @@ public struct DeviceFilter: Sendable, Hashable {
 
     /// Reads `{addresses, namePrefixes, companyIds, serviceUuids}` at `path`.
     init(_ json: JSON, path: String) throws(PluginConfigError) {
-        let fields = try ConfigFields(json, path: path)
+        let fields = try PluginConfigReader(json, path: path)
         try fields.allowOnly(["addresses", "namePrefixes", "companyIds", "serviceUuids"])
         for (index, text) in try fields.strings("addresses").enumerated() {
             guard let address = DeviceAddress(text) else {
@@ -135,60 +137,5 @@ public struct DeviceFilter: Sendable, Hashable {
             return true
         }
         return false
-    }
-}
-
-/// One config object's fields, each error naming its dotted path.
-struct ConfigFields {
-    let object: JSONObject
-    let path: String
-
-    init(_ json: JSON, path: String) throws(PluginConfigError) {
-        guard let object = json.objectValue else { throw PluginConfigError(path: path, "expected an object") }
-        self.object = object
-        self.path = path
-    }
-
-    func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
-
-    func allowOnly(_ known: Set<String>) throws(PluginConfigError) {
-        for key in object.keys where !known.contains(key) { throw PluginConfigError(path: name(key), "unknown field") }
-    }
-
-    func number(_ key: String, _ range: ClosedRange<Double>) throws(PluginConfigError) -> Double? {
-        guard let value = object[key] else { return nil }
-        guard let number = value.doubleValue, number.isFinite, range.contains(number) else {
-            throw PluginConfigError(
-                path: name(key), "expected a number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return number
-    }
-
-    func integer(_ key: String, _ range: ClosedRange<Int>) throws(PluginConfigError) -> Int? {
-        guard let value = object[key] else { return nil }
-        guard let number = value.intValue, let int = Int(exactly: number), range.contains(int) else {
-            throw PluginConfigError(
-                path: name(key), "expected an integer from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return int
-    }
-
-    func bool(_ key: String) throws(PluginConfigError) -> Bool? {
-        guard let value = object[key] else { return nil }
-        guard let flag = value.boolValue else { throw PluginConfigError(path: name(key), "expected true or false") }
-        return flag
-    }
-
-    func strings(_ key: String) throws(PluginConfigError) -> [String] {
-        guard let value = object[key] else { return [] }
-        guard let items = value.arrayValue else {
-            throw PluginConfigError(path: name(key), "expected an array of strings")
-        }
-        return try items.enumerated().map { (index, item) throws(PluginConfigError) -> String in
-            guard let text = item.stringValue, !text.isEmpty, text.utf8.count <= 256 else {
-                throw PluginConfigError(path: "\(name(key))[\(index)]", "expected a non-empty string")
-            }
-            return text
-        }
     }
 }
