@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "SensorAggregator", type: .dynamic, targets: ["SensorAggregatorEntry"]),
         .library(name: "VirtualPaymentTerminal", type: .dynamic, targets: ["VirtualTerminalPlugin"]),
         .library(name: "SensorGateway", type: .dynamic, targets: ["SensorGatewayEntry"]),
+        .library(name: "Bench", type: .dynamic, targets: ["Bench"]),
         // Test fixtures for the plugin loader, built beside the real plugins.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
         .library(name: "PeripheralOnlyPlugin", type: .dynamic, targets: ["PeripheralOnlyPlugin"]),
@@ -21,6 +22,7 @@ let package = Package(
         .library(name: "OneCopyProbe", type: .dynamic, targets: ["OneCopyProbe"]),
         .library(name: "StuckPlugin", type: .dynamic, targets: ["StuckPlugin"]),
         .executable(name: "blesim", targets: ["blesim"]),
+        .executable(name: "blebench", targets: ["blebench"]),
     ],
     dependencies: [.package(path: "Core")],
     targets: [
@@ -44,6 +46,8 @@ let package = Package(
         // Drives CentralManager over BlueZ against example-gatt-server in the VM (Tests/VM/central-*.sh).
         .executableTarget(name: "bleprobe-central", dependencies: [core], swiftSettings: strict),
         .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
+        // blebench's plugin (both roles): the agent side of its notification and write rows.
+        .target(name: "Bench", dependencies: [core], path: "plugins/Bench", swiftSettings: strict),
         // A virtual payment terminal in the peripheral role (libVirtualPaymentTerminal.so; the module
         // name differs from the core's VirtualPaymentTerminal module it imports).
         .target(
@@ -96,6 +100,8 @@ let package = Package(
         .executableTarget(
             name: "gateway-bench", dependencies: [core, "SimCore", "SensorGateway", "BTHomeCrypto", "TestSupport"],
             swiftSettings: strict),
+        // The benchmark of the agent beside Bleak and bless (docs/benchmarks.md): a program, not a test.
+        .executableTarget(name: "blebench", dependencies: [core, "TestSupport"], swiftSettings: strict),
         // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
         .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),

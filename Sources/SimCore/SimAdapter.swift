@@ -33,6 +33,9 @@ public struct SimAdapter: Sendable {
     public internal(set) var sessions: DiscoverySessions
     /// Device objects by address.
     public internal(set) var devices: [DeviceAddress: RemoteDevice] = [:]
+    /// Advertisement reports put on the bus since start: each one that added a device object or
+    /// changed its properties (what a client scanning with DuplicateData receives per report).
+    public internal(set) var advertisementReports: UInt64 = 0
 
     var discoverableByDiscovery = false
     var foundDuringDiscovery: Set<DeviceAddress> = []

@@ -60,12 +60,14 @@ extension SimAdapter {
             devices[report.address] = device
             let values = device.values(of: changed, adapterPath: path, experimental: experimental)
             guard !values.isEmpty else { return [] }
+            advertisementReports &+= 1
             return [.deviceChanged(report.address, changed: values, invalidated: [])]
         }
         var device = RemoteDevice(address: report.address, addressType: report.addressType)
         device.expiry = temporaryTimeout > 0 ? now.advanced(bySeconds: temporaryTimeout) : nil
         _ = device.apply(report, rssiDelta: delta, duplicateData: duplicate)
         devices[report.address] = device
+        advertisementReports &+= 1
         return [.deviceAdded(report.address, device.properties(adapterPath: path, experimental: experimental))]
     }
 

@@ -1,5 +1,6 @@
 import DBus
 import SimCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -79,6 +80,7 @@ enum BlueZServer {
         Log.ready("blesim: ready on \(bus) as \(connection.uniqueName ?? "?"), \(summary)")
 
         let air = Task { await host.run() }
+        startCounterThread(host)
         let centrals = ScenarioCentralRunner.start(scenario.centrals, central: central, host: host)
         for await change in departures where change.newOwner == nil && change.name.hasPrefix(":") {
             local.ownerLeft(change.name)
@@ -89,11 +91,42 @@ enum BlueZServer {
         throw Unavailable(description: "the bus connection closed")
     }
 
+    /// A thread of its own (not Swift's pool, which a saturated blesim keeps busy) that prints the advertisement
+    /// report counters within 20 ms of each SIGUSR1.
+    private static func startCounterThread(_ host: SimHost) {
+        let job = Unmanaged.passRetained(host).toOpaque()
+        var thread = pthread_t()
+        let started = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                let host = Unmanaged<SimHost>.fromOpaque(argument).takeRetainedValue()
+                while true {
+                    usleep(20_000)
+                    guard countersRequested.exchange(false, ordering: .relaxed) else { continue }
+                    let counts = host.advertisementReports.enumerated().map { "hci\($0.offset)=\($0.element)" }
+                    Log.info("advertisement reports \(counts.joined(separator: " "))")
+                }
+            }, job)
+        if started == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<SimHost>.fromOpaque(job).release()
+            Log.error("no thread for the SIGUSR1 counters")
+        }
+    }
+
     private static func installSignalHandlers() {
         // A client's closed socket or a closed standard error fails the write (EPIPE); it must
         // not kill the simulator the way it would kill no bluetoothd.
         signal(SIGPIPE, SIG_IGN)
         signal(SIGINT) { _ in _exit(0) }
         signal(SIGTERM) { _ in _exit(0) }
+        // SIGUSR1: the counters on standard error (a benchmark's "offered"; a D-Bus method's reply would
+        // queue behind every signal blesim has not yet written when it is saturated).
+        signal(SIGUSR1) { _ in countersRequested.store(true, ordering: .relaxed) }
     }
 }
+
+/// Set by SIGUSR1, taken by the air's next tick.
+private let countersRequested = Atomic<Bool>(false)

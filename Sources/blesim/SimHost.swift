@@ -16,12 +16,15 @@ final class SimHost: Sendable {
 
     private let state: Mutex<State>
     private let origin = ContinuousClock.now
+    /// Each adapter's advertisement reports as of the last advance, apart from the world's lock.
+    private let reports: Mutex<[UInt64]>
 
     /// Ticks closer together than this are merged (bounds the wake-up rate under load).
     static let minimumTick = Duration.milliseconds(2)
 
     init(world: SimWorld) {
         state = Mutex(State(world: world))
+        reports = Mutex(world.adapters.map(\.advertisementReports))
     }
 
     /// Where signals go from now on (set once the D-Bus objects exist).
@@ -106,8 +109,13 @@ final class SimHost: Sendable {
 
     private func emitAdvance(_ state: inout State) {
         let signals = state.world.advance(to: now).flatMap { $0.signals(in: state.world) }
+        reports.withLock { $0 = state.world.adapters.map(\.advertisementReports) }
         if !signals.isEmpty { state.emit(signals) }
     }
+
+    /// Each adapter's advertisement reports as of the last advance (`SimAdapter.advertisementReports`); never
+    /// waits for the world's lock, so it answers while the host is saturated.
+    var advertisementReports: [UInt64] { reports.withLock { $0 } }
 
     private static func removing(_ target: (path: String, property: String), from signal: BusSignal) -> BusSignal? {
         guard case .propertiesChanged(let path, let interface, let changed, let invalidated) = signal,

@@ -138,6 +138,21 @@ struct ConfigTests {
             ])
     }
 
+    @Test("the central's BlueZ fast paths are on by default and can be turned off one by one")
+    func bluezOptions() throws {
+        let defaults = try AgentConfig.load(from: "\(fixtures)/valid-minimal.json")
+        #expect(defaults.bluez.acquireNotify && defaults.bluez.acquireWrite)
+        let config = try AgentConfig.load(from: "\(fixtures)/bluez-options.json")
+        #expect(!config.bluez.acquireNotify)
+        #expect(config.bluez.acquireWrite)
+        #expect(
+            issues("bad-bluez.json") == [
+                "bluez.acquireNotify: expected true or false, found a string",
+                "bluez.acquireWrite: expected true or false, found an integer",
+                "bluez.startNotify: unknown field",
+            ])
+    }
+
     @Test("every bad user id is reported with its index")
     func badUids() {
         #expect(

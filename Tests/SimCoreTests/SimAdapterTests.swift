@@ -118,6 +118,23 @@ struct SimAdapterTests {
             ])
     }
 
+    @Test("advertisementReports counts each report that reached the bus: a new device or a change, not a repeat")
+    func reportCount() throws {
+        var adapter = Fixture.adapter()
+        _ = adapter.receive(Fixture.report(1), at: t0)
+        #expect(adapter.advertisementReports == 0)
+        _ = try adapter.startDiscovery(owner: ":1.1")
+        _ = adapter.receive(Fixture.report(1, manufacturer: [1]), at: t0)
+        _ = adapter.receive(Fixture.report(1, manufacturer: [1]), at: t0)
+        #expect(adapter.advertisementReports == 1)
+        _ = adapter.receive(Fixture.report(1, manufacturer: [2]), at: t0)
+        _ = adapter.receive(Fixture.report(2), at: t0)
+        #expect(adapter.advertisementReports == 3)
+        _ = try adapter.setDiscoveryFilter(owner: ":1.1", [("DuplicateData", .bool(true))])
+        for _ in 0..<5 { _ = adapter.receive(Fixture.report(1, manufacturer: [2]), at: t0) }
+        #expect(adapter.advertisementReports == 8)
+    }
+
     @Test("a temporary device unseen for TemporaryTimeout goes away; each sighting restarts the timer")
     func temporaryExpiry() throws {
         var adapter = Fixture.adapter(temporaryTimeout: 30)

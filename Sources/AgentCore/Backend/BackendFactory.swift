@@ -68,25 +68,25 @@ public final class BackendFactory: Sendable {
     }
 
     /// Connects to `backend`'s bus and makes `role`'s manager for `adapter`,
-    /// restoring state under `restore`.
+    /// restoring state under `restore`, the central's GATT client as `bluez` says.
     func open(
         _ role: AgentConfig.Role, backend: AgentConfig.Backend, adapter adapterName: String,
-        restore: AgentConfig.Restore, sim: AgentConfig.Sim
+        restore: AgentConfig.Restore, sim: AgentConfig.Sim, bluez: AgentConfig.BlueZ
     ) async throws -> Opened {
         try await prepare(backend: backend, sim: sim)
         do {
-            return try await openOnce(role, backend: backend, adapter: adapterName, restore: restore)
+            return try await openOnce(role, backend: backend, adapter: adapterName, restore: restore, bluez: bluez)
         } catch {
             // Seen once in a few runs right after a role switch on the sim
             // (org.freedesktop.DBus.Error.NoReply); one more attempt on a fresh connection.
             log("opening the \(backend.rawValue) backend failed (\(error)); trying once more")
-            return try await openOnce(role, backend: backend, adapter: adapterName, restore: restore)
+            return try await openOnce(role, backend: backend, adapter: adapterName, restore: restore, bluez: bluez)
         }
     }
 
     private func openOnce(
         _ role: AgentConfig.Role, backend: AgentConfig.Backend, adapter adapterName: String,
-        restore: AgentConfig.Restore
+        restore: AgentConfig.Restore, bluez: AgentConfig.BlueZ
     ) async throws -> Opened {
         let connection: DBusConnection
         do {
@@ -106,7 +106,9 @@ public final class BackendFactory: Sendable {
         case .central:
             let backend: BlueZCentralBackend
             do {
-                backend = try await BlueZCentralBackend(connection: connection)
+                backend = try await BlueZCentralBackend(
+                    connection: connection,
+                    options: .init(acquireNotify: bluez.acquireNotify, acquireWrite: bluez.acquireWrite))
             } catch {
                 await connection.close()
                 throw ProcessFailure("starting the central backend: \(error)")

@@ -59,6 +59,20 @@ public struct AgentConfig: Sendable, Hashable {
         }
     }
 
+    /// How the central uses BlueZ's GATT client (both backends): its fast
+    /// paths, which it leaves for the plain calls when BlueZ refuses them.
+    public struct BlueZ: Sendable, Hashable {
+        /// Notifications through AcquireNotify sockets (default); false:
+        /// StartNotify only (each value a PropertiesChanged signal).
+        public var acquireNotify = true
+        /// Writes without response through AcquireWrite sockets (default);
+        /// false: WriteValue with `type: "command"` only.
+        public var acquireWrite = true
+
+        /// The defaults.
+        public init() {}
+    }
+
     /// The embedded simulator's settings (used with ``Backend/sim``).
     public struct Sim: Sendable, Hashable {
         /// The blesim executable; nil: `blesim` next to the running bleagent.
@@ -102,6 +116,8 @@ public struct AgentConfig: Sendable, Hashable {
     public var pluginDirectory: String
     /// The embedded simulator's settings (read whatever the backend).
     public var sim: Sim
+    /// How the central uses BlueZ's GATT client.
+    public var bluez: BlueZ
     /// The settings of each configured role; always holds ``role``.
     public var roles: [Role: RoleSettings]
 
@@ -153,9 +169,10 @@ extension AgentConfig {
         let pluginDirectory = top.nonEmptyString("pluginDirectory").map { FilePath.absolute($0, relativeTo: directory) }
         let roles = Self.readRoles(&top, selected: role)
         let sim = Self.readSim(&top, directory: directory, control: control)
+        let bluez = Self.readBlueZ(&top)
         top.finish()
         issues += top.issues
-        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim else {
+        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim, let bluez else {
             throw ConfigError(file: reportedAs ?? file, issues: issues)
         }
         self.file = file
@@ -168,6 +185,18 @@ extension AgentConfig {
         self.pluginDirectory = pluginDirectory ?? "/usr/lib/bleagent/plugins"
         self.roles = roles
         self.sim = sim
+        self.bluez = bluez
+    }
+
+    private static func readBlueZ(_ top: inout ConfigReader) -> BlueZ? {
+        var bluez = BlueZ()
+        guard top.object["bluez"] != nil else { return bluez }
+        guard var reader = top.object("bluez") else { return nil }
+        if let value = reader.bool("acquireNotify") { bluez.acquireNotify = value }
+        if let value = reader.bool("acquireWrite") { bluez.acquireWrite = value }
+        reader.finish()
+        top.absorb(reader)
+        return reader.issues.isEmpty ? bluez : nil
     }
 
     private static func readSim(_ top: inout ConfigReader, directory: String, control: Control?) -> Sim? {

@@ -73,6 +73,15 @@ struct ConfigReader {
         return int
     }
 
+    mutating func bool(_ key: String, required: Bool = false) -> Bool? {
+        guard let value = value(key, required: required) else { return nil }
+        guard case .bool(let bool) = value else {
+            issue(key, "expected true or false, found \(kindName(of: value))")
+            return nil
+        }
+        return bool
+    }
+
     /// One of `choices` (the raw values of `T`).
     mutating func choice<T: RawRepresentable & CaseIterable>(_ key: String, required: Bool = false) -> T?
     where T.RawValue == String {

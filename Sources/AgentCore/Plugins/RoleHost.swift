@@ -34,6 +34,7 @@ public final class RoleHost: Sendable {
         var adapter: String
         var restore: AgentConfig.Restore
         var sim: AgentConfig.Sim
+        var bluez: AgentConfig.BlueZ
 
         init?(_ config: AgentConfig) {
             guard let settings = config.selectedRole else { return nil }
@@ -45,6 +46,7 @@ public final class RoleHost: Sendable {
             adapter = config.adapter
             restore = config.restore
             sim = config.sim
+            bluez = config.bluez
         }
     }
 
@@ -152,7 +154,8 @@ public final class RoleHost: Sendable {
         if let backends {
             do {
                 opened = try await backends.open(
-                    spec.role, backend: spec.backend, adapter: spec.adapter, restore: spec.restore, sim: spec.sim)
+                    spec.role, backend: spec.backend, adapter: spec.adapter, restore: spec.restore, sim: spec.sim,
+                    bluez: spec.bluez)
             } catch {
                 return fail(spec, "cannot open the \(spec.backend.rawValue) backend: \(error)", trigger: trigger)
             }

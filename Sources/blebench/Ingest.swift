@@ -1,0 +1,84 @@
+import JSON
+
+/// (a) Advertisement ingest: N advertisers every 20 ms, duplicates on; the agent (Bench plugin, one scan with
+/// allowDuplicates) and Bleak's BleakScanner (DuplicateData) each scan alone in their own window on the same
+/// blesim, so neither takes CPU from the other.
+struct IngestRow {
+    let devices: Int
+    let client: String
+    /// Reports blesim put on the bus per second during the window.
+    let offered: Double
+    /// Reports the client handled per second.
+    let handled: Double
+    /// The client's CPU microseconds per report handled.
+    let cpuPerReport: Double?
+    /// The client's RSS at the start and the end of the window (MiB).
+    let rss: (start: Double, end: Double)
+    let seconds: Double
+
+    var json: JSON {
+        [
+            "devices": .int(Int64(devices)), "client": .string(client), "offeredPerSecond": .double(offered),
+            "handledPerSecond": .double(handled), "cpuMicrosecondsPerReport": cpuPerReport.map(JSON.double) ?? .null,
+            "rssStartMiB": .double(rss.start), "rssEndMiB": .double(rss.end), "seconds": .double(seconds),
+        ]
+    }
+}
+
+extension Bench {
+    func ingest(devices: Int) throws -> [IngestRow] {
+        let rig = try Rig.start(
+            Scenarios.advertisers(devices, intervalMs: 20), name: "ingest-\(devices)", in: run,
+            installation: installation)
+        defer { rig.stop() }
+        var rows: [IngestRow] = []
+
+        let agent = try AgentProcess.start(
+            "agent", role: "central", adapter: "hci0", on: rig, installation: installation)
+        do {
+            defer { agent.stop() }
+            _ = try agent.call("bench.scan.start", ["allowDuplicates": true])
+            rows.append(
+                try window(devices: devices, client: "bleagent", pid: agent.pid, rig: rig) {
+                    try agent.call("bench.scan.count", timeout: 60).objectValue?["reports"]?.intValue.map(Double.init)
+                        ?? 0
+                })
+            _ = try? agent.call("bench.scan.stop", timeout: 10)
+        }
+        progress("ingest \(devices): bleagent \(Int(rows[0].handled))/s of \(Int(rows[0].offered))/s offered")
+
+        let bleak = try Peer(
+            "bleak-scan", script: "bleak_peer.py", arguments: ["hci0"], on: rig, installation: installation)
+        defer { bleak.stop() }
+        _ = try bleak.ask("scan", expecting: "scanning")
+        rows.append(
+            try window(devices: devices, client: "Bleak", pid: bleak.pid, rig: rig) {
+                Double(try bleak.ask("count", expecting: "count", timeout: 60).first ?? "") ?? 0
+            })
+        _ = try? bleak.ask("unscan", expecting: "unscanned")
+        progress("ingest \(devices): Bleak \(Int(rows[1].handled))/s of \(Int(rows[1].offered))/s offered")
+        return rows
+    }
+
+    /// After the warm-up, the client's report count, its CPU and blesim's count at both ends of the window.
+    private func window(
+        devices: Int, client: String, pid: Int32, rig: Rig, count: () throws -> Double
+    ) throws
+        -> IngestRow
+    {
+        pause(options.warmup)
+        let handled0 = try count()
+        let offered0 = try rig.advertisementReports()
+        let rss0 = ProcFigures.rssMiB(pid) ?? 0
+        let cpu = CPUWindow([pid])
+        pause(options.window)
+        let handled1 = try count()
+        let (used, seconds) = cpu.end()
+        let offered1 = try rig.advertisementReports()
+        let handled = handled1 - handled0
+        return IngestRow(
+            devices: devices, client: client, offered: (offered1 - offered0) / seconds, handled: handled / seconds,
+            cpuPerReport: handled > 0 ? used[0] / handled * 1e6 : nil, rss: (rss0, ProcFigures.rssMiB(pid) ?? 0),
+            seconds: seconds)
+    }
+}
