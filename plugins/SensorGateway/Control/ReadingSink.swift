@@ -4,12 +4,14 @@ import RoleKit
 /// engine and whatever hands readings on. The engine's rate limits apply
 /// before it; a sink must not block (it runs on the gateway's actor).
 ///
-/// Today readings leave as `reading` plugin events (``EventReadingSink``);
-/// another hand-off (an MQTT publisher) is one more conforming type in the
-/// list the plugin gives its node.
+/// Readings leave as `reading` plugin events (``EventReadingSink``) and, when
+/// the agent is on a fleet broker, as MQTT messages (``FleetReadingSink``).
 public protocol ReadingSink: Sendable {
     /// Hands on one device's changed readings.
     func publish(_ update: ReadingUpdate, clock: GatewayClock)
+
+    /// The device at `address` is gone: evicted, expired, or the gateway stopped.
+    func departed(_ address: DeviceAddress)
 }
 
 /// Publishes each update as a `reading` plugin event
@@ -24,4 +26,7 @@ public struct EventReadingSink: ReadingSink {
     public func publish(_ update: ReadingUpdate, clock: GatewayClock) {
         events.emit("reading", GatewayJSON.update(update, clock: clock))
     }
+
+    /// Nothing: an event says what changed, and a device that went says nothing more.
+    public func departed(_ address: DeviceAddress) {}
 }

@@ -25,17 +25,30 @@ actor GatewayNode {
         let report = GatewayReport(
             address: address, rssi: discovery.rssi, advertisement: discovery.advertisement, reportCount: reportCount)
         if let update = engine.ingest(report, at: now) { publish(update) }
+        departed(engine.takeDepartures())
     }
 
     /// Runs expiry and the rate limits; returns how long until the next deadline.
     func tick() -> Duration? {
         let now = self.now
         for update in engine.tick(at: now) { publish(update) }
+        departed(engine.takeDepartures())
         return engine.nextDeadline.map { $0 - now }
+    }
+
+    /// The gateway stops: every device it holds is gone as far as the sinks know.
+    func departAll() {
+        departed(engine.table.entries.map(\.address))
     }
 
     private func publish(_ update: ReadingUpdate) {
         for sink in sinks { sink.publish(update, clock: clock) }
+    }
+
+    private func departed(_ addresses: [DeviceAddress]) {
+        for address in addresses {
+            for sink in sinks { sink.departed(address) }
+        }
     }
 
     func devices(_ query: DevicesQuery) -> JSON {

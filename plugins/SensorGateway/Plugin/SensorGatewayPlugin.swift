@@ -8,13 +8,14 @@ import Synchronization
 
 /// The sensor gateway (central role): scans unfiltered with duplicates,
 /// decodes the sensors and beacons it knows, keeps each one's latest state
-/// and hands readings on as `reading` events; `gateway.*` control methods
+/// and hands readings on as `reading` events and, on a fleet broker, MQTT
+/// messages with Home Assistant discovery; `gateway.*` control methods
 /// (docs/profiles/sensor-gateway.md).
 final class SensorGatewayPlugin: RolePlugin {
     private let context: RoleContext
     private let central: CentralManager
     private let config: GatewayConfig
-    private let running = Mutex<[Task<Void, Never>]>([])
+    private let running = Mutex<(tasks: [Task<Void, Never>], node: GatewayNode?)>(([], nil))
 
     init(context: RoleContext) throws {
         self.context = context
@@ -25,7 +26,8 @@ final class SensorGatewayPlugin: RolePlugin {
     func start() async throws {
         let keys = try await loadKeys()
         let node = GatewayNode(
-            engine: GatewayEngine(config: config, keys: keys), sinks: [EventReadingSink(events: context.events)],
+            engine: GatewayEngine(config: config, keys: keys),
+            sinks: [EventReadingSink(events: context.events), FleetReadingSink(fleet: context.fleet)],
             unixNow: unixMilliseconds())
         try register(node)
         let central = self.central
@@ -49,19 +51,21 @@ final class SensorGatewayPlugin: RolePlugin {
                 guard (try? await Task.sleep(for: bounded)) != nil else { return }
             }
         }
-        running.withLock { $0 = [scanning, ticking] }
+        running.withLock { $0 = ([scanning, ticking], node) }
         context.logger.info(
             "started: at most \(config.maxDevices) devices, expiry \(config.expirySeconds) s, "
                 + "reading events every \(config.eventIntervalSeconds) s per device, \(keys.count) bind keys")
     }
 
     func stop() async {
-        let tasks = running.withLock { tasks in
-            defer { tasks = [] }
-            return tasks
+        let (tasks, node) = running.withLock { running in
+            defer { running = ([], nil) }
+            return running
         }
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
+        // Its devices are no longer watched: on the fleet broker they go offline.
+        await node?.departAll()
         context.logger.info("stopped")
     }
 

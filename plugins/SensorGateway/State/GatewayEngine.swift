@@ -35,8 +35,28 @@ public struct ReadingUpdate: Sendable {
     public var rssi: Int?
     /// The readings that changed, by kind and name.
     public var readings: [StoredReading]
+    /// Every sensor and binary sensor reading the device holds now (changed
+    /// or not), by kind and name: its whole state, for hand-offs that keep one.
+    public var states: [StoredReading]
+    /// Its BTHome firmware version, when it sends one.
+    public var firmware: String?
     /// When the update was made (the engine's clock).
     public var at: Duration
+
+    /// An update.
+    public init(
+        address: DeviceAddress, name: String?, kind: DeviceKind, rssi: Int?, readings: [StoredReading],
+        states: [StoredReading], firmware: String?, at: Duration
+    ) {
+        self.address = address
+        self.name = name
+        self.kind = kind
+        self.rssi = rssi
+        self.readings = readings
+        self.states = states
+        self.firmware = firmware
+        self.at = at
+    }
 }
 
 /// The gateway's one owner of state, pure: reports in, readings and updates
@@ -53,6 +73,7 @@ public struct GatewayEngine: Sendable {
     public private(set) var stats = GatewayStats()
     private let keys: [DeviceAddress: BTHomeBindKey]
     private var pending = PendingUpdates()
+    private var departures: [DeviceAddress] = []
     private var tokens: Double
     private var tokensAt: Duration = .zero
 
@@ -102,7 +123,10 @@ public struct GatewayEngine: Sendable {
             guard let format else { return .unknownFormat }
             return Self.decode(format, key: key, into: &entry, at: now, maxReadings: maxReadings)
         }
-        if evicted != nil { stats.devicesEvicted += 1 }
+        if let evicted {
+            stats.devicesEvicted += 1
+            departures.append(evicted.address)
+        }
         switch outcome {
         case .unknownFormat:
             stats.unknownFormat += report.reportCount
@@ -125,7 +149,11 @@ public struct GatewayEngine: Sendable {
     /// returns the updates whose rate limit has passed.
     public mutating func tick(at now: Duration) -> [ReadingUpdate] {
         let expiry = Duration.milliseconds(Int64(config.expirySeconds * 1000))
-        if now > expiry { stats.devicesExpired += table.removeHeard(before: now - expiry).count }
+        if now > expiry {
+            let expired = table.removeHeard(before: now - expiry)
+            stats.devicesExpired += expired.count
+            departures += expired.map(\.address)
+        }
         var updates: [ReadingUpdate] = []
         while let next = pending.nextDue, next <= now, takeToken(at: now), let entry = pending.popDue(at: now) {
             let update = table.modify(entry.address) { device -> ReadingUpdate? in
@@ -141,6 +169,14 @@ public struct GatewayEngine: Sendable {
             }
         }
         return updates
+    }
+
+    /// The devices evicted or expired since the last call, taken: the
+    /// hand-offs say they are gone. Call it after each ``ingest(_:at:)`` and
+    /// ``tick(at:)``, so it holds no more than those removed.
+    public mutating func takeDepartures() -> [DeviceAddress] {
+        defer { departures.removeAll(keepingCapacity: true) }
+        return departures
     }
 
     /// When ``tick(at:)`` next has something to do: the next update due or
@@ -254,9 +290,11 @@ public struct GatewayEngine: Sendable {
         let readings = device.changed.sorted().compactMap { device.readings[$0] }
         device.changed.removeAll(keepingCapacity: true)
         device.lastEventAt = now
+        let states = device.readings.keys.filter { $0.kind != .event }.sorted().compactMap { device.readings[$0] }
         return ReadingUpdate(
             address: device.address, name: device.name, kind: device.kind,
-            rssi: device.rssi.map { Int($0.rounded()) }, readings: readings, at: now)
+            rssi: device.rssi.map { Int($0.rounded()) }, readings: readings, states: states,
+            firmware: device.firmware, at: now)
     }
 
     private mutating func takeToken(at now: Duration) -> Bool {
