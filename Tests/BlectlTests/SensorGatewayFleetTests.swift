@@ -108,6 +108,8 @@ struct SensorGatewayFleetTests {
         #expect((devices?["published"]?.intValue ?? 0) > 0, "\(status)")
         #expect((devices?["departed"]?.intValue ?? 0) >= 1, "\(status)")
         #expect(devices?["dropped"] == 0)
+        let table = try blectl(socket + ["fleet", "status"])
+        #expect(table.stdout.contains(" relayed, "), "\(table.stdout)")
         terminate(readings, configs, availability, late)
         #expect(agent.stop().status == 0)
     }
