@@ -57,12 +57,10 @@ let package = Package(
         // name differs from the core's VirtualPaymentTerminal module it imports).
         .target(
             name: "VirtualTerminalPlugin", dependencies: [core], path: "plugins/VirtualTerminal", swiftSettings: strict),
-        // What this repository's plugins share beside the core (each links its own copy): the config reader.
-        .target(name: "PluginSupport", dependencies: [core], swiftSettings: strict),
         // The sensor aggregator (issue 7): pure logic plus the peripheral plugin shell.
         .target(
-            name: "SensorAggregator", dependencies: [core, "PluginSupport"], path: "plugins/SensorAggregator",
-            exclude: ["Entry"], swiftSettings: strict),
+            name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", exclude: ["Entry"],
+            swiftSettings: strict),
         .target(
             name: "SensorAggregatorEntry", dependencies: [core, "SensorAggregator"],
             path: "plugins/SensorAggregator/Entry", swiftSettings: strict),
@@ -77,7 +75,7 @@ let package = Package(
         // The sensor gateway (central role plugin): decoders, the device table and its engine, the gateway.*
         // params, and the shell that scans and feeds them.
         .target(
-            name: "SensorGateway", dependencies: [core, "BTHomeCrypto", "PluginSupport"], path: "plugins/SensorGateway",
+            name: "SensorGateway", dependencies: [core, "BTHomeCrypto"], path: "plugins/SensorGateway",
             exclude: ["Entry"], swiftSettings: strict),
         .target(
             name: "SensorGatewayEntry", dependencies: [core, "SensorGateway"], path: "plugins/SensorGateway/Entry",

@@ -39,7 +39,9 @@ struct FleetCommand: BlectlCommand {
             ),
         ]
         // Relayed devices (the sensor gateway's sensors), once a plugin has relayed any.
-        if let devices = status["devices"], (devices["tracked"]?.intValue ?? 0) + (devices["departed"]?.intValue ?? 0) > 0 {
+        if let devices = status["devices"],
+            (devices["tracked"]?.intValue ?? 0) + (devices["departed"]?.intValue ?? 0) > 0
+        {
             rows.append(
                 (
                     "devices",

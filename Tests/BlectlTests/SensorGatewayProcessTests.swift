@@ -105,6 +105,20 @@ struct SensorGatewayProcessTests {
         #expect(missing.status == 1 && missing.stderr.contains("(1101)"), "\(missing.stderr)")
         let bad = try blectl(socket + ["call", "gateway.devices", #"{"limit":0}"#])
         #expect(bad.stderr.contains("limit: expected an integer from 1 to 1000"), "\(bad.stderr)")
+        // The agent checks each method's declared params before the handler runs: every problem, with its path.
+        // (The methods only read; a refused call reaches no handler.)
+        for (method, params, paths) in [
+            ("gateway.devices", #"{"limit":"5","kind":"lamp","colour":1}"#, ["limit", "kind", "colour"]),
+            ("gateway.device", #"{"address":5,"verbose":true}"#, ["address", "verbose"]),
+            ("gateway.device", "{}", ["address"]),
+            ("gateway.stats", #"{"all":true}"#, ["all"]),
+        ] {
+            let refused = try blectl(socket + ["--json", "call", method, params])
+            let error = try JSON(parsing: refused.stdout)
+            #expect(refused.status == 1 && error["code"] == -32602, "\(method) \(params): \(refused)")
+            let found = (error["data"]?["errors"]?.arrayValue ?? []).compactMap { $0["path"]?.stringValue }
+            #expect(Set(found) == Set(paths), "\(method) \(params): \(error)")
+        }
 
         kill(events.pid, SIGKILL)
         _ = events.finish()
@@ -112,6 +126,32 @@ struct SensorGatewayProcessTests {
         #expect(stopped.status == 0)
         #expect(stopped.stderr.contains("1 bind keys from"), "\(stopped.stderr)")
         #expect(!stopped.stderr.contains(Self.key), "the bind key never reaches the log")
+    }
+
+    @Test("--check-config reports every field error of the gateway's config with its path, and starts nothing")
+    func checksItsConfig() throws {
+        let config = """
+            {
+              "version": 1, "role": "central", "backend": "sim",
+              "control": { "socket": "run/control.sock" }, "restore": { "stateDirectory": "state" },
+              "pluginDirectory": "\(buildDirectory)",
+              "roles": { "central": { "plugin": "SensorGateway", "config": {
+                "maxDevices": 0, "keyFile": "../keys", "colour": "red", "rssiSmoothing": "high",
+                "allow": { "addresses": ["nope"], "companyIds": [70000] }, "deny": { "serviceUuids": "FCD2" } } } }
+            }
+            """
+        let result = try CheckConfigPluginTests.check(config)
+        #expect(result.status == 78, "\(result)")
+        for path in [
+            "maxDevices", "keyFile", "colour", "rssiSmoothing", "allow.addresses[0]", "allow.companyIds[0]",
+            "deny.serviceUuids",
+        ] {
+            #expect(
+                result.stderr.contains("\(result.path): roles.central.config.\(path): "),
+                "\(path) missing from:\n\(result.stderr)")
+        }
+        let valid = try CheckConfigPluginTests.check(Self.config)
+        #expect(valid.status == 0, "\(valid)")
     }
 
     @Test("a key file others can read is refused with the reason, and the key never shows")

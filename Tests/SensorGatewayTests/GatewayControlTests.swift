@@ -73,20 +73,27 @@ import Testing
 
     @Test func refusesBadParams() {
         for (params, message) in [
-            (JSON.array([]), "params: expected an object"),
-            (["kind": "lamp"], "kind: expected one of bthome, aggregator, ibeacon, eddystone, unknown"),
-            (["sort": 1], "sort: expected one of address, name, rssi, lastSeen"),
-            (["limit": 0], "limit: expected an integer from 1 to 1000"),
+            (JSON.array([1]), "expected an object of named params, found an array"),
+            (["kind": "lamp"], #"kind: expected one of "bthome", "aggregator", "ibeacon", "eddystone", "unknown""#),
+            (["sort": 1], #"sort: expected one of "address", "name", "rssi", "lastSeen", found the integer 1"#),
+            (["limit": 0], "limit: expected an integer from 1 to 1000, found the integer 0"),
             (["offset": -1], "offset: expected an integer from 0 to 1000000"),
-            (["colour": "red"], "colour: unknown parameter"),
+            (["colour": "red"], "colour: unknown param"),
         ] as [(JSON, String)] {
-            #expect(throws: PluginMethodError.invalidParams(message)) { try DevicesQuery(params: params) }
+            do {
+                _ = try DevicesQuery(params: params)
+                Issue.record("\(params) accepted")
+            } catch {
+                #expect(error.code == -32602 && error.message.hasPrefix(message), "\(error)")
+            }
         }
-        #expect(throws: PluginMethodError.invalidParams("address: expected a device address AA:BB:CC:DD:EE:FF")) {
-            try DeviceQuery(params: ["address": "00:00"])
-        }
-        #expect(throws: PluginMethodError.invalidParams("address: expected a device address AA:BB:CC:DD:EE:FF")) {
-            try DeviceQuery(params: nil)
+        for params in [["address": "00:00"], nil] as [JSON?] {
+            do {
+                _ = try DeviceQuery(params: params)
+                Issue.record("\(String(describing: params)) accepted")
+            } catch {
+                #expect(error.message.hasPrefix("address: "), "\(error)")
+            }
         }
     }
 
@@ -113,18 +120,59 @@ import Testing
         #expect(config.maxDevices == 10 && config.keyFile == "keys")
         #expect(config.allow?.serviceUUIDs == [.bthome])
         #expect(config.deny?.companyIDs == [76])
-        for (json, path, message) in [
-            (["maxDevices": 0], "maxDevices", "expected an integer from 1 to 100000"),
-            (
-                ["keyFile": "../keys"], "keyFile",
-                "expected an absolute path, or a plain file name in the plugin's state directory"
-            ),
-            (["allow": ["addresses": ["nope"]]], "allow.addresses[0]", "expected AA:BB:CC:DD:EE:FF"),
-            (["deny": ["companyIds": [70000]]], "deny.companyIds[0]", "expected an integer from 0 to 65535"),
-            (["allow": ["colour": 1]], "allow.colour", "unknown field"),
-            (["eventIntervalSeconds": -1], "eventIntervalSeconds", "expected a number from 0.0 to 86400.0"),
-        ] as [(JSON, String, String)] {
-            #expect(throws: PluginConfigError(path: path, message)) { try GatewayConfig(json: json) }
+        // Every problem at once, each with its path, in document order.
+        let bad: JSON = [
+            "maxDevices": 0, "keyFile": "../keys", "colour": 1, "eventIntervalSeconds": -1,
+            "allow": ["addresses": ["nope", "54:48:E6:8F:80:A5", 7], "colour": 1],
+            "deny": ["companyIds": [70000], "serviceUuids": "FCD2"],
+        ]
+        #expect(
+            throws: JSONFieldErrors([
+                JSONFieldError(path: "colour", "unknown field"),
+                JSONFieldError(path: "maxDevices", "expected an integer from 1 to 100000, found the integer 0"),
+                JSONFieldError(path: "eventIntervalSeconds", "expected a number from 0 to 86400, found the integer -1"),
+                JSONFieldError(
+                    path: "keyFile",
+                    "expected an absolute path, or a plain file name in the plugin's state directory, found the string \"../keys\""
+                ),
+                JSONFieldError(path: "allow.colour", "unknown field"),
+                JSONFieldError(
+                    path: "allow.addresses[0]", "expected a device address AA:BB:CC:DD:EE:FF, found the string \"nope\""
+                ),
+                JSONFieldError(
+                    path: "allow.addresses[2]", "expected a device address AA:BB:CC:DD:EE:FF, found the integer 7"),
+                JSONFieldError(
+                    path: "deny.companyIds[0]", "expected an integer from 0 to 65535, found the integer 70000"),
+                JSONFieldError(path: "deny.serviceUuids", "expected an array, found the string \"FCD2\""),
+            ])
+        ) { try GatewayConfig(json: bad) }
+        #expect(throws: JSONFieldErrors([JSONFieldError(path: "", "expected an object, found an array")])) {
+            try GatewayConfig(json: [])
         }
+    }
+
+    @Test("each gateway.* method declares its params: wrong types and unknown params are refused with their paths")
+    func declaresItsParams() throws {
+        #expect(throws: PluginMethodError.self) { try GatewayMethod.devices.arguments(["limit": "5"]) }
+        do {
+            _ = try GatewayMethod.devices.arguments(["limit": "5", "kind": "lamp", "colour": "red", "offset": 1.5])
+            Issue.record("accepted")
+        } catch {
+            let paths = (error.data?["errors"]?.arrayValue ?? []).compactMap { $0["path"]?.stringValue }
+            #expect(Set(paths) == ["limit", "kind", "colour", "offset"], "\(error)")
+            #expect(error.code == -32602)
+        }
+        #expect(throws: PluginMethodError.self) { try GatewayMethod.device.arguments(["address": 5]) }
+        #expect(throws: PluginMethodError.self) { try GatewayMethod.device.arguments(nil) }
+        #expect(throws: PluginMethodError.self) {
+            try GatewayMethod.device.arguments(["address": "54:48:E6:8F:80:A5", "verbose": true])
+        }
+        #expect(throws: PluginMethodError.self) { try GatewayMethod.stats.arguments(["all": true]) }
+        #expect(throws: PluginMethodError.self) { try GatewayMethod.stats.arguments("x") }
+        #expect(try DeviceQuery(params: ["address": "54:48:e6:8f:80:a5"]).address.description == "54:48:E6:8F:80:A5")
+        #expect(
+            try DevicesQuery(params: ["kind": "ibeacon", "sort": "rssi", "offset": 2, "limit": 3])
+                == DevicesQuery(kind: .ibeacon, order: .rssi, offset: 2, limit: 3))
+        #expect(try DevicesQuery(params: nil) == DevicesQuery())
     }
 }

@@ -10,6 +10,35 @@ public enum GatewayMethod: String, Sendable, CaseIterable {
     case device = "gateway.device"
     /// The counters: no params.
     case stats = "gateway.stats"
+
+    /// The params the method declares: the agent checks every call against
+    /// them before the handler runs (a refused call reaches no handler), and
+    /// the query types below read them through the same schema.
+    public var params: ParamSchema {
+        switch self {
+        case .devices:
+            .object(
+                .optional("kind", .oneOf(DeviceKind.allCases.map(\.rawValue))),
+                .optional("sort", .oneOf(DeviceOrder.allCases.map(\.rawValue))),
+                .optional("offset", .integer(0...1_000_000)), .optional("limit", .integer(1...1000)))
+        case .device:
+            .object(
+                .required(
+                    "address",
+                    .custom("a device address AA:BB:CC:DD:EE:FF") { $0.stringValue.flatMap(DeviceAddress.init) != nil })
+            )
+        case .stats: .none
+        }
+    }
+
+    /// `params` as this method's schema accepts them, or -32602 naming each problem.
+    public func arguments(_ params: JSON?) throws(PluginMethodError) -> ParamValues {
+        do {
+            return try self.params.validate(params)
+        } catch {
+            throw .invalidParams(error)
+        }
+    }
 }
 
 /// How `gateway.devices` orders devices.
@@ -43,35 +72,17 @@ public struct DevicesQuery: Sendable, Hashable {
         self.limit = limit
     }
 
-    /// Validates `params`; every error is -32602 naming the parameter.
+    /// Reads params ``GatewayMethod/devices``' schema accepted.
+    public init(arguments: ParamValues) {
+        kind = arguments.string("kind").flatMap(DeviceKind.init(rawValue:))
+        order = arguments.string("sort").flatMap(DeviceOrder.init(rawValue:)) ?? .address
+        offset = arguments.int("offset").map { Int($0) } ?? 0
+        limit = arguments.int("limit").map { Int($0) } ?? 100
+    }
+
+    /// Checks `params` against the schema and reads them; -32602 naming each problem.
     public init(params: JSON?) throws(PluginMethodError) {
-        let object = try gatewayParams(params, allowed: ["kind", "sort", "offset", "limit"])
-        if let value = object["kind"] {
-            guard let text = value.stringValue, let kind = DeviceKind(rawValue: text) else {
-                throw .invalidParams(
-                    "kind: expected one of \(DeviceKind.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            self.kind = kind
-        }
-        if let value = object["sort"] {
-            guard let text = value.stringValue, let order = DeviceOrder(rawValue: text) else {
-                throw .invalidParams(
-                    "sort: expected one of \(DeviceOrder.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            self.order = order
-        }
-        if let value = object["offset"] {
-            guard let number = value.intValue, number >= 0, number <= 1_000_000 else {
-                throw .invalidParams("offset: expected an integer from 0 to 1000000")
-            }
-            offset = Int(number)
-        }
-        if let value = object["limit"] {
-            guard let number = value.intValue, (1...1000).contains(number) else {
-                throw .invalidParams("limit: expected an integer from 1 to 1000")
-            }
-            limit = Int(number)
-        }
+        self.init(arguments: try GatewayMethod.devices.arguments(params))
     }
 
     /// The page of `devices` this query asks for, and how many matched.
@@ -102,13 +113,18 @@ public struct DeviceQuery: Sendable, Hashable {
     /// The device's address.
     public var address: DeviceAddress
 
-    /// Validates `params`.
+    /// Reads params ``GatewayMethod/device``'s schema accepted; nil if it did not.
+    public init?(arguments: ParamValues) {
+        guard let address = arguments.string("address").flatMap(DeviceAddress.init) else { return nil }
+        self.address = address
+    }
+
+    /// Checks `params` against the schema and reads them; -32602 naming each problem.
     public init(params: JSON?) throws(PluginMethodError) {
-        let object = try gatewayParams(params, allowed: ["address"])
-        guard let text = object["address"]?.stringValue, let address = DeviceAddress(text) else {
+        guard let query = DeviceQuery(arguments: try GatewayMethod.device.arguments(params)) else {
             throw .invalidParams("address: expected a device address AA:BB:CC:DD:EE:FF")
         }
-        self.address = address
+        self = query
     }
 }
 
@@ -119,12 +135,4 @@ public enum GatewayError {
         PluginMethodError(
             code: 1101, "no device \(address) in the gateway's table", data: ["address": .string(address.description)])
     }
-}
-
-/// Checks that `params` is absent, null or an object with only `allowed` keys.
-public func gatewayParams(_ params: JSON?, allowed: Set<String>) throws(PluginMethodError) -> JSONObject {
-    guard let params, !params.isNull else { return JSONObject() }
-    guard let object = params.objectValue else { throw .invalidParams("params: expected an object") }
-    for key in object.keys where !allowed.contains(key) { throw .invalidParams("\(key): unknown parameter") }
-    return object
 }

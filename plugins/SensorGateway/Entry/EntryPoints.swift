@@ -13,7 +13,8 @@ public func sensorGatewayABIVersion() -> UInt32 { PluginABI.version }
 public func sensorGatewayDescriptor() -> UnsafeMutableRawPointer {
     PluginDescriptor(
         name: "SensorGateway", namespace: "gateway", roles: [.central],
-        summary: "a BLE sensor gateway: decodes BTHome, iBeacon and Eddystone advertisements around it (gateway.*)"
+        summary: "a BLE sensor gateway: decodes BTHome, iBeacon and Eddystone advertisements around it (gateway.*)",
+        validateConfig: PluginDescriptor.checking(GatewayConfig.init(json:))
     ) { context in
         try makeSensorGatewayPlugin(context: context)
     }.exported()

@@ -19,8 +19,8 @@ final class SensorGatewayPlugin: RolePlugin {
 
     init(context: RoleContext) throws {
         self.context = context
-        self.central = try context.central()
         self.config = try GatewayConfig(json: context.config)
+        self.central = try context.central()
     }
 
     func start() async throws {
@@ -92,15 +92,17 @@ final class SensorGatewayPlugin: RolePlugin {
 
     private func register(_ node: GatewayNode) throws {
         let methods = context.methods
-        try methods.register(GatewayMethod.devices.rawValue) { call in
-            await node.devices(try DevicesQuery(params: call.params))
+        try methods.register(GatewayMethod.devices.rawValue, params: GatewayMethod.devices.params) { call in
+            await node.devices(DevicesQuery(arguments: call.arguments))
         }
-        try methods.register(GatewayMethod.device.rawValue) { call in
-            try await node.device(try DeviceQuery(params: call.params))
+        try methods.register(GatewayMethod.device.rawValue, params: GatewayMethod.device.params) { call in
+            guard let query = DeviceQuery(arguments: call.arguments) else {
+                throw PluginMethodError.invalidParams("address: expected a device address AA:BB:CC:DD:EE:FF")
+            }
+            return try await node.device(query)
         }
-        try methods.register(GatewayMethod.stats.rawValue) { call in
-            _ = try gatewayParams(call.params, allowed: [])
-            return await node.stats()
+        try methods.register(GatewayMethod.stats.rawValue, params: GatewayMethod.stats.params) { _ in
+            await node.stats()
         }
     }
 }

@@ -1,12 +1,11 @@
 import BLE
 import GATT
 import JSON
-import PluginSupport
 import RoleKit
 
 /// The gateway's settings, from roles.json's `roles.central.config`
-/// (docs/profiles/sensor-gateway.md, "Config"). Every field is optional; an
-/// unknown field or a value out of range is a `PluginConfigError` naming it.
+/// (docs/profiles/sensor-gateway.md, "Config"). Every field is optional;
+/// every unknown field and value out of range is reported with its path.
 public struct GatewayConfig: Sendable {
     /// The most devices kept; a new one at a full table evicts the least recently heard.
     public var maxDevices = 2048
@@ -33,34 +32,35 @@ public struct GatewayConfig: Sendable {
     /// The defaults.
     public init() {}
 
-    /// Reads the plugin's `config` object.
-    public init(json: JSON) throws(PluginConfigError) {
+    /// Reads the plugin's `config` object; throws every problem, each named
+    /// by its path (`allow.addresses[0]`).
+    public init(json: JSON) throws(JSONFieldErrors) {
         if json.isNull { return }
-        let fields = try PluginConfigReader(json, path: "")
-        try fields.allowOnly([
+        let report = JSONFieldReport()
+        guard let fields = JSONFieldReader(json, report: report) else { throw JSONFieldErrors(report.errors) }
+        fields.allowOnly([
             "maxDevices", "expirySeconds", "trackUnknown", "eventIntervalSeconds", "eventsPerSecond",
             "maxReadingsPerDevice", "rssiSmoothing", "keyFile", "allow", "deny",
         ])
-        maxDevices = try fields.integer("maxDevices", in: 1...100_000).map { Int($0) } ?? maxDevices
-        expirySeconds = try fields.number("expirySeconds", in: 1...86_400) ?? expirySeconds
-        trackUnknown = try fields.bool("trackUnknown") ?? trackUnknown
-        eventIntervalSeconds = try fields.number("eventIntervalSeconds", in: 0...86_400) ?? eventIntervalSeconds
-        eventsPerSecond = try fields.integer("eventsPerSecond", in: 1...100_000).map { Int($0) } ?? eventsPerSecond
+        maxDevices = fields.integer("maxDevices", in: 1...100_000).map { Int($0) } ?? maxDevices
+        expirySeconds = fields.number("expirySeconds", in: 1...86_400) ?? expirySeconds
+        trackUnknown = fields.bool("trackUnknown") ?? trackUnknown
+        eventIntervalSeconds = fields.number("eventIntervalSeconds", in: 0...86_400) ?? eventIntervalSeconds
+        eventsPerSecond = fields.integer("eventsPerSecond", in: 1...100_000).map { Int($0) } ?? eventsPerSecond
         maxReadingsPerDevice =
-            try fields.integer("maxReadingsPerDevice", in: 1...256).map { Int($0) } ?? maxReadingsPerDevice
-        rssiSmoothing = try fields.number("rssiSmoothing", in: 0.01...1) ?? rssiSmoothing
-        if let value = fields.object["keyFile"] {
+            fields.integer("maxReadingsPerDevice", in: 1...256).map { Int($0) } ?? maxReadingsPerDevice
+        rssiSmoothing = fields.number("rssiSmoothing", in: 0.01...1) ?? rssiSmoothing
+        keyFile = fields.read(
+            "keyFile", "an absolute path, or a plain file name in the plugin's state directory"
+        ) { value -> String? in
             guard let path = value.stringValue, !path.isEmpty, path.utf8.count <= 4096, !path.contains("\0"),
                 path.hasPrefix("/") || (!path.contains("/") && !path.hasPrefix("."))
-            else {
-                throw PluginConfigError(
-                    path: "keyFile", "expected an absolute path, or a plain file name in the plugin's state directory")
-            }
-            keyFile = path
+            else { return nil }
+            return path
         }
-        allow = try fields.object["allow"].map { json throws(PluginConfigError) in try DeviceFilter(json, path: "allow")
-        }
-        deny = try fields.object["deny"].map { json throws(PluginConfigError) in try DeviceFilter(json, path: "deny") }
+        allow = fields.object("allow").map(DeviceFilter.init(reading:))
+        deny = fields.object("deny").map(DeviceFilter.init(reading:))
+        try report.check()
     }
 
     /// Whether a report from `address` with `advertisement` passes the allow and deny lists.
@@ -93,31 +93,40 @@ public struct DeviceFilter: Sendable, Hashable {
         self.serviceUUIDs = serviceUUIDs
     }
 
-    /// Reads `{addresses, namePrefixes, companyIds, serviceUuids}` at `path`.
-    init(_ json: JSON, path: String) throws(PluginConfigError) {
-        let fields = try PluginConfigReader(json, path: path)
-        try fields.allowOnly(["addresses", "namePrefixes", "companyIds", "serviceUuids"])
-        for (index, text) in try fields.strings("addresses").enumerated() {
-            guard let address = DeviceAddress(text) else {
-                throw PluginConfigError(path: "\(path).addresses[\(index)]", "expected AA:BB:CC:DD:EE:FF")
-            }
-            addresses.insert(address)
+    /// Reads `{addresses, namePrefixes, companyIds, serviceUuids}`; problems go to the reader's report.
+    init(reading fields: JSONFieldReader) {
+        fields.allowOnly(["addresses", "namePrefixes", "companyIds", "serviceUuids"])
+        addresses = Set(
+            Self.items(fields, "addresses", "a device address AA:BB:CC:DD:EE:FF") {
+                $0.stringValue.flatMap(DeviceAddress.init)
+            })
+        namePrefixes = Self.items(fields, "namePrefixes", "a non-empty string of at most 256 bytes") {
+            $0.stringValue.flatMap { $0.isEmpty || $0.utf8.count > 256 ? nil : $0 }
         }
-        namePrefixes = try fields.strings("namePrefixes")
-        for (index, value) in (fields.object["companyIds"]?.arrayValue ?? []).enumerated() {
-            guard let number = value.intValue, let id = UInt16(exactly: number) else {
-                throw PluginConfigError(path: "\(path).companyIds[\(index)]", "expected an integer from 0 to 65535")
+        companyIDs = Set(
+            Self.items(fields, "companyIds", "an integer from 0 to 65535") {
+                $0.intValue.flatMap(UInt16.init(exactly:))
+            })
+        serviceUUIDs = Set(
+            Self.items(fields, "serviceUuids", "a UUID (\"FCD2\" or 128-bit)") {
+                $0.stringValue.flatMap(BluetoothUUID.init)
+            })
+    }
+
+    /// The elements of the array at `key` that `convert` reads; each one it
+    /// refuses is a problem at `key[index]`.
+    private static func items<T>(
+        _ fields: JSONFieldReader, _ key: String, _ expected: String, _ convert: (JSON) -> T?
+    ) -> [T] {
+        guard let array = fields.array(key) else { return [] }
+        return array.enumerated().compactMap { index, item in
+            guard let value = convert(item) else {
+                fields.report.add(
+                    path: "\(fields.path(of: key))[\(index)]",
+                    "expected \(expected), found \(JSONFieldError.describe(item))")
+                return nil
             }
-            companyIDs.insert(id)
-        }
-        if let value = fields.object["companyIds"], value.arrayValue == nil {
-            throw PluginConfigError(path: "\(path).companyIds", "expected an array of integers")
-        }
-        for (index, text) in try fields.strings("serviceUuids").enumerated() {
-            guard let uuid = BluetoothUUID(text) else {
-                throw PluginConfigError(path: "\(path).serviceUuids[\(index)]", "expected a UUID (\"FCD2\" or 128-bit)")
-            }
-            serviceUUIDs.insert(uuid)
+            return value
         }
     }
 
