@@ -131,8 +131,7 @@ struct DeviceFeed: Sendable {
     /// Whether discovery configs are made (Home Assistant enabled).
     let announces: Bool
     private var entries: [String: Entry] = [:]
-    private var queue: [String] = []
-    private var head = 0
+    private var queue = IndexQueue<String>()
 
     /// Values replaced by a newer one before they were sent.
     private(set) var merged: Int64 = 0
@@ -156,7 +155,7 @@ struct DeviceFeed: Sendable {
     /// Devices tracked.
     var count: Int { entries.count }
     /// Devices with something waiting.
-    var waiting: Int { queue.count - head }
+    var waiting: Int { queue.count }
 
     /// Takes `readings` of `device`: the device is available, each reading's
     /// value waits (replacing one not yet sent) unless it is the state last
@@ -195,8 +194,7 @@ struct DeviceFeed: Sendable {
     /// without persistence), so every device's configs, availability and
     /// latest states wait again (events are not repeated).
     mutating func reconnected() {
-        queue = []
-        head = 0
+        queue.removeAll()
         for id in entries.keys.sorted() {
             entries[id]!.restate(announces: announces)
             entries[id]!.queued = false
@@ -207,10 +205,9 @@ struct DeviceFeed: Sendable {
     /// The next message, taken: the oldest waiting device's configs first,
     /// then its availability and values.
     mutating func pop() -> Item? {
-        while head < queue.count {
-            let id = queue[head]
+        while let id = queue.first {
             if let item = entries[id]?.takeNext() { return item }
-            head += 1
+            _ = queue.pop()
             if let entry = entries[id] {
                 if entry.online {
                     entries[id]!.queued = false
@@ -219,10 +216,6 @@ struct DeviceFeed: Sendable {
                     departed += 1
                 }
             }
-            if head == queue.count || (head >= 1024 && head * 2 >= queue.count) {
-                queue.removeFirst(head)
-                head = 0
-            }
         }
         return nil
     }
@@ -230,6 +223,6 @@ struct DeviceFeed: Sendable {
     private mutating func enqueue(_ id: String) {
         guard entries[id]?.queued == false else { return }
         entries[id]!.queued = true
-        queue.append(id)
+        queue.push(id)
     }
 }
