@@ -26,16 +26,17 @@ CODE_ROOTS = ("Sources/", "Core/", "plugins/", "Tests/", "scripts/", ".ci/", "co
 CODE_FILES = ("Package.swift",)
 
 # Each pattern names what it finds. They are written to pass legitimate text:
-# "ATT error 0x80", "blesim #0" in a code span, "the next scan session".
+# "ATT error 0x80", `blesim #0` in a code span, "the next scan session".
 PATTERNS = [
     (re.compile(r"\bissues?[ -]?(?:#|no\.?\s*)?\d+\b", re.I), "an issue reference"),
     (re.compile(r"\bnext session\b", re.I), '"next session"'),
     (re.compile(r"\b(?:TODO|FIXME|XXX|TBD)\b"), "a to-do marker"),
     (re.compile(r"\b(?:built since|left for (?:the |a )?(?:next|later|future)\b)", re.I),
      "a work-log phrase"),
+    (re.compile(r"\bfeat/[a-z0-9][\w.-]*"), "a branch name"),
     (re.compile(r"^\s*(?:[-*+]\s+|#+\s+|\|\s*)?(?:\*\*|__)?\(?\d{4}-[01]\d-[0-3]\d\b"), "a dated work-log line"),
 ]
-# "#12" meaning an issue: not part of a word, a URL fragment, a path or "&#12;".
+# `#12` meaning an issue: not part of a word, a URL fragment, a path or `&#12;`.
 HASH_ISSUE = re.compile(r"(?<![\w&/$#.-])#\d+\b")
 CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 MD_LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -179,7 +180,7 @@ def findings(text, prose):
 # legitimate lines they must pass.
 MUST_FIND = [
     "Built (issue 4).", "see issues 3 and 4", "the issue-4 fault tests", "Issue 12's items", "fixed in #12",
-    "(#7)", "left for the next session", "TODO: retry", "FIXME", "XXX remove", "- 2026-11-29: reconnects",
+    "(#7)", "left for the next session", "since feat/blesim3", "TODO: retry", "FIXME", "XXX remove", "- 2026-11-29: reconnects",
     "## 2026-12-01", "| 2026-11-29 | measured |", "Built since: the backends", "Left for later: Pair",
 ]
 MUST_PASS = [

@@ -29,7 +29,7 @@ public enum CentralBackendEvent: Hashable, Sendable {
     case writeWithoutResponseFlow(devicePath: String, canSend: Bool)
 }
 
-/// What the BlueZ backend (next session, over D-Bus) implements for
+/// What a backend (BlueZ over D-Bus, or a fake) implements for
 /// ``CentralManager``. Every call maps one BlueZ method; failures are
 /// ``BLEError``s built with ``BLEError/init(bluez:)`` so the BlueZ error name
 /// is kept, and `org.bluez.Error.InProgress` must come back as code
