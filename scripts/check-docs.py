@@ -93,25 +93,22 @@ def code_comments(lines, style):
             yield number, line[start:].lstrip("/#")
 
 
+# What may stand before a comment: code and whole string literals.
+C_PREFIX = re.compile(r'(?:[^"/]|/(?![/*])|"(?:\\.|[^"\\])*"?)*')
+HASH_PREFIX = re.compile(r"""(?:[^"'#]|(?<=\S)#|"(?:\\.|[^"\\])*"?|'[^']*'?)*""")
+
+
 def comment_start(line, style):
     """Where the comment on `line` starts (-1: none), skipping quoted strings."""
-    quotes = '"' if style == "c" else "\"'"
-    quote, escaped = None, False
-    for i, ch in enumerate(line):
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = None
-        elif ch in quotes:
-            quote = ch
-        elif style == "c" and line.startswith(("//", "/*"), i):
-            return i
-        elif style == "hash" and ch == "#" and (i == 0 or line[i - 1].isspace()) and not line.startswith("#!", i):
-            return i
-    return -1
+    if style == "c":
+        if "/" not in line:
+            return -1
+        i = C_PREFIX.match(line).end()
+        return i if line.startswith(("//", "/*"), i) else -1
+    if "#" not in line:
+        return -1
+    i = HASH_PREFIX.match(line).end()
+    return i if i < len(line) and line[i] == "#" and not line.startswith("#!", i) else -1
 
 
 def markdown_prose(lines):
@@ -191,8 +188,18 @@ MUST_PASS = [
 ]
 
 
+# Comments the extraction must find (and only those), per comment style.
+COMMENT_CASES = [
+    ("c", ['let a = "http://x // TODO"', "// real", 'let b = "#1" // tail', "/* one", "  two */", 'let c = """',
+           "// inside a string", '"""'], [" real", " tail", " one", "  two "]),
+    ("hash", ['echo "# not" # real', "n=${#a} $#", "#!/bin/sh", "echo 'a # b' # tail"], [" real", " tail"]),
+]
+
+
 def self_test():
-    failures = [f"not found: {line!r}" for line in MUST_FIND if not findings(line, CODE_SPAN.sub(" ", line))]
+    failures = [f"comments of {lines!r}: {found!r}, expected {expected!r}" for style, lines, expected in COMMENT_CASES
+                for found in [[text for _, text in code_comments(lines, style)]] if found != expected]
+    failures += [f"not found: {line!r}" for line in MUST_FIND if not findings(line, CODE_SPAN.sub(" ", line))]
     failures += [f"false positive: {line!r} ({', '.join(found)})" for line in MUST_PASS
                  for found in [findings(line, CODE_SPAN.sub(" ", line))] if found]
     for failure in failures:
