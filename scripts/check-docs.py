@@ -4,7 +4,7 @@
 Docs and comments describe the code as it is. This fails (exit 1, one line
 per finding: FILE:LINE: what) on
   - issue references ("issue 12", "issues 3 and 4", "#12" in prose),
-  - "next session", TODO / FIXME / XXX / TBD, work-log phrases ("built since"),
+  - "next session", TODO / FIXME / XXX / TBD, work-log phrases ("built since"), branch names,
   - dated work-log lines (a line that starts with a date, such as "- 2026-11-29: ..."),
 in every Markdown file and in the comments of the code (Swift, C, shell and
 Python under Sources, Core, plugins, Tests, scripts, .ci, contrib, Package.swift);
