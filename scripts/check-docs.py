@@ -34,7 +34,8 @@ PATTERNS = [
     (re.compile(r"\b(?:built since|left for (?:the |a )?(?:next|later|future)\b)", re.I),
      "a work-log phrase"),
     (re.compile(r"\bfeat/[a-z0-9][\w.-]*"), "a branch name"),
-    (re.compile(r"^\s*(?:[-*+]\s+|#+\s+|\|\s*)?(?:\*\*|__)?\(?\d{4}-[01]\d-[0-3]\d\b"), "a dated work-log line"),
+    (re.compile(r"^\s*(?:[-*+]\s+|#+\s+|\|\s*)?(?:\*\*|__)?\(?\d{4}-[01]\d-[0-3]\d\)?(?:\*\*|__)?"
+                r"(?:\s*[:|\u2013\u2014]|\s+-\s|\s*$)"), "a dated work-log line"),
 ]
 # `#12` meaning an issue: not part of a word, a URL fragment, a path or `&#12;`.
 HASH_ISSUE = re.compile(r"(?<![\w&/$#.-])#\d+\b")
@@ -178,13 +179,13 @@ def findings(text, prose):
 MUST_FIND = [
     "Built (issue 4).", "see issues 3 and 4", "the issue-4 fault tests", "Issue 12's items", "fixed in #12",
     "(#7)", "left for the next session", "since feat/blesim3", "TODO: retry", "FIXME", "XXX remove", "- 2026-11-29: reconnects",
-    "## 2026-12-01", "| 2026-11-29 | measured |", "Built since: the backends", "Left for later: Pair",
+    "## 2026-12-01", "| 2026-11-29 | measured |", "2026-11-29 \u2014 added the scan", "**2026-11-29**: faults", "Built since: the backends", "Left for later: Pair",
 ]
 MUST_PASS = [
     "ATT error 0x80", "`Failed \"0x80\"` -> ATT error 0x80", "the next scan session starts", "hci0 #a",
     "an issue a client may hit", "issues of the tree", "page#12", "&#12;", "`blesim #0`", "`ad58XXXX-3600`",
     "measured on 2026-11-29 with the default command", "0x0E Unlikely Error", "the next slice of the buffer",
-    "sessions: 3", "recorded 2026-11-29 by the probe", "${#array[@]}",
+    "sessions: 3", "recorded 2026-11-29 by the probe", "${#array[@]}", " 2023-05-14 19:41:17 UTC.",
 ]
 
 
