@@ -39,7 +39,7 @@ struct SensorAggregatorSimTests {
 
     /// The values `stream` yields until `wanted` (included) or `limit` passes.
     static func values(
-        of stream: AsyncStream<[UInt8]>, until wanted: [UInt8], within limit: Duration
+        of stream: NotificationStream, until wanted: [UInt8], within limit: Duration
     ) async -> [[UInt8]] {
         await withTaskGroup(of: [[UInt8]]?.self) { group in
             group.addTask {
@@ -76,8 +76,7 @@ struct SensorAggregatorSimTests {
 
         let connection = try await DBusConnection.connect(address: address)
         let central = CentralManager(
-            // StartNotify, not AcquireNotify: blesim (feat/blesim3) does not yet relay an
-            // AcquireNotify on a local application's characteristic to its StartNotify.
+            // StartNotify, not AcquireNotify: each value arrives as a PropertiesChanged signal.
             backend: try await BlueZCentralBackend(
                 connection: connection, options: BlueZCentralBackend.Options(acquireNotify: false)),
             options: CentralManager.Options(adapter: "/org/bluez/hci1"))
