@@ -19,11 +19,13 @@ actor GatewayNode {
     /// Time since the node started: the engine's clock.
     private var now: Duration { ContinuousClock.now - origin }
 
-    /// A discovery from the scan; ignored when its address does not parse.
-    func observe(_ discovery: Discovery, reportCount: Int = 1) {
+    /// A discovery from the scan (standing for `discovery.reportCount` reports when the central merged a
+    /// device's reports while the gateway was busy); ignored when its address does not parse.
+    func observe(_ discovery: Discovery) {
         guard let address = DeviceAddress(discovery.address) else { return }
         let report = GatewayReport(
-            address: address, rssi: discovery.rssi, advertisement: discovery.advertisement, reportCount: reportCount)
+            address: address, rssi: discovery.rssi, advertisement: discovery.advertisement,
+            reportCount: discovery.reportCount)
         if let update = engine.ingest(report, at: now) { publish(update) }
         departed(engine.takeDepartures())
     }
