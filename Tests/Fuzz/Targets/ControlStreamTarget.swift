@@ -1,0 +1,110 @@
+import AgentCore
+import ControlProtocol
+import JSON
+import PaymentTerminalScanner
+
+/// The control socket's byte stream as the agent reads it: ``LineFramer``
+/// cuts it into lines (fed in chunks the input chooses), ``RequestDecoder``
+/// turns each line into a call or the error reply it deserves, and the reply
+/// is serialised as the server writes it; the params of the payment lane's
+/// `pos.*` methods go to the scanner plugin's validators. blectl's reading
+/// of a line (``RPCIncoming``) runs on the same lines.
+///
+/// Checks: the frames do not depend on how the stream was chunked and match
+/// a reference splitter; a call has a method and params of an allowed kind;
+/// every reply serialises to one line of JSON that parses back.
+enum ControlStreamTarget {
+    static let target = FuzzTarget(
+        name: "control-stream", summary: "control socket bytes: line framing, JSON-RPC request decoding, error replies",
+        seeds: { seeds }, body: run)
+
+    static func run(_ input: [UInt8]) throws(FuzzFinding) {
+        var generator = InputDerivedGenerator(input)
+        let maxLineBytes = [8, 100, 1 << 20][generator.next(below: 3)]
+        var framer = LineFramer(maxLineBytes: maxLineBytes)
+        var frames: [LineFramer.Frame] = []
+        var offset = 0
+        while offset < input.count {
+            let size = min(input.count - offset, 1 + generator.next(below: 64))
+            frames += framer.append(input[offset..<(offset + size)])
+            offset += size
+        }
+        let expected = referenceFrames(input, maxLineBytes: maxLineBytes)
+        try require(frames == expected, "chunked framing gave \(frames), the reference \(expected)")
+        for case .line(let line) in frames {
+            try decode(line)
+        }
+    }
+
+    private static func decode(_ line: [UInt8]) throws(FuzzFinding) {
+        let reply: JSON
+        switch RequestDecoder.decode(line) {
+        case .call(let call):
+            try require(!call.method.isEmpty, "a call with an empty method from \(line)")
+            switch call.params {
+            case nil, .object?, .array?: break
+            default: throw FuzzFinding("params \(String(describing: call.params)) accepted from \(line)")
+            }
+            validateParams(call)
+            reply = RPCMessage.error(id: call.id ?? .null, RPCError(.methodNotFound, "method not found: \(call.method)"))
+        case .reject(let id, let error):
+            reply = RPCMessage.error(id: id, error)
+        }
+        let text = reply.serialized()
+        try require(!text.utf8.contains(UInt8(ascii: "\n")), "a reply with a raw newline: \(text)")
+        let parsed: JSON
+        do {
+            parsed = try JSON(parsing: text, options: JSONParseOptions(maxInputBytes: .max))
+        } catch {
+            throw FuzzFinding("the reply \(text) does not parse back: \(error)")
+        }
+        try require(RPCIncoming(parsed) != nil, "blectl cannot read the reply \(text)")
+        if let json = try? JSON(parsing: line) { _ = RPCIncoming(json) }
+    }
+
+    /// The params validators of the methods plugins register.
+    private static func validateParams(_ call: RPCCall) {
+        switch call.method {
+        case "pos.pay": _ = try? PosPayParams(params: call.params)
+        case "pos.transactions": _ = try? PosTransactionsParams(params: call.params)
+        case "pos.select": _ = try? PosSelectParams(params: call.params)
+        case "pos.terminals", "pos.release": _ = try? posValidateNoParams(call.params)
+        default: break
+        }
+    }
+
+    /// The frames of `stream` read in one piece, from the framer's contract:
+    /// newline-terminated lines, a trailing CR removed, empty lines skipped,
+    /// a line longer than the limit reported once (also while unfinished).
+    static func referenceFrames(_ stream: [UInt8], maxLineBytes: Int) -> [LineFramer.Frame] {
+        var frames: [LineFramer.Frame] = []
+        let pieces = stream.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        for (index, piece) in pieces.enumerated() {
+            let complete = index < pieces.count - 1
+            if piece.count > maxLineBytes {
+                frames.append(.oversized)
+            } else if complete {
+                var line = Array(piece)
+                if line.last == UInt8(ascii: "\r") { line.removeLast() }
+                if !line.isEmpty { frames.append(.line(line)) }
+            }
+        }
+        return frames
+    }
+
+    static let seeds: [[UInt8]] = [
+        #"{"jsonrpc":"2.0","id":1,"method":"agent.status"}"#,
+        #"{"jsonrpc":"2.0","id":"a","method":"central.scan.start","params":{"durationSeconds":5,"allowDuplicates":true}}"#,
+        #"{"jsonrpc":"2.0","method":"events.subscribe","params":{"topics":["scan","state"]}}"#,
+        #"{"jsonrpc":"2.0","id":7,"method":"pos.pay","params":{"amount":1250,"currency":"EUR","reference":"A-1"}}"#,
+        #"{"jsonrpc":"2.0","id":3,"method":"pos.transactions","params":{"phase":"final","limit":10}}"#,
+        #"{"jsonrpc":"2.0","id":4,"method":"pos.select","params":{"terminal":"T-0001"}}"# + "\n"
+            + #"{"jsonrpc":"2.0","id":5,"method":"pos.release","params":{}}"#,
+        #"{"jsonrpc":"2.0","id":8,"method":"central.write","params":{"peripheral":"p","characteristic":"2a37","value":"0102","withResponse":false}}"#,
+        #"{"jsonrpc":"2.0","id":null,"method":"agent.shutdown"}"# + "\r\n\n"
+            + #"{"jsonrpc":"2.0","id":2,"method":"agent.status"}"# + "\n",
+        #"[{"jsonrpc":"2.0","id":1,"method":"agent.status"}]"# + "\n" + #"{"id":1.5}"# + "\n" + "garbage\n",
+        #"{"jsonrpc":"1.0","id":[1],"method":"","params":3}"# + "\n   \n\u{FF}\u{FE}\n",
+        #"{"jsonrpc":"2.0","id":9223372036854775807,"method":"x","params":[[[[[[[[[[1]]]]]]]]]]}"#,
+    ].map(\.bytes)
+}
