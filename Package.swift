@@ -27,11 +27,16 @@ let package = Package(
     targets: [
         // signalfd and eventfd, which the Glibc module does not import.
         .systemLibrary(name: "CLinux"),
+        // libmosquitto: the MQTT client of the fleet layer (docs/fleet.md).
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The control API's wire types, shared by the agent and blectl.
         .target(name: "ControlProtocol", dependencies: [core], swiftSettings: strict),
         // The agent apart from its entry point: config, control server, sd_notify, signals.
         .target(name: "AgentCore", dependencies: [core, "ControlProtocol", "CLinux"], swiftSettings: strict),
-        .executableTarget(name: "bleagent", dependencies: [core, "AgentCore"], swiftSettings: strict),
+        // The agent on an MQTT broker: status, events, the durable outbox, RPC, config push, Home Assistant.
+        .target(
+            name: "Fleet", dependencies: [core, "AgentCore", "ControlProtocol", "CMosquitto"], swiftSettings: strict),
+        .executableTarget(name: "bleagent", dependencies: [core, "AgentCore", "Fleet"], swiftSettings: strict),
         // A peripheral on BlueZ for the VM payloads (Tests/VM/peripheral-*.sh).
         .executableTarget(
             name: "bleprobe-peripheral", dependencies: [core], path: "Tests/VM/bleprobe-peripheral",
@@ -106,6 +111,9 @@ let package = Package(
         .testTarget(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
             exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(
+            name: "FleetTests", dependencies: [core, "AgentCore", "ControlProtocol", "Fleet"],
+            swiftSettings: strict),
         .testTarget(
             name: "BlectlTests",
             dependencies: [core, "ControlProtocol", "CLinux", "TestSupport", "bleagent", "blectl"],

@@ -28,3 +28,11 @@ swift test --skip-build --disable-xctest --no-parallel
 
 log "the README's run command, bounded"
 scripts/run.sh --duration 3
+
+log "the Debian package: release build, then its contents, unit, man pages and lintian"
+# lintian: the package's lint; jq and python3-seccomp: the agent under the unit's system call filter.
+ensure_packages lintian jq python3-seccomp
+start=$SECONDS
+deb=$(scripts/package.sh)
+log "scripts/package.sh took $((SECONDS - start)) s"
+scripts/check-package.sh "$deb"

@@ -18,7 +18,7 @@ public enum ControlAPI {
     public static let eventMethod = "event"
 
     /// Namespaces the agent owns; plugins may not register methods in them.
-    public static let reservedNamespaces: Set<String> = ["agent", "events", "central", "peripheral", "rpc"]
+    public static let reservedNamespaces: Set<String> = ["agent", "events", "central", "peripheral", "rpc", "fleet"]
 
     /// The namespace of a method name: the text before its first dot
     /// (`central` for `central.scan.start`), or `nil` if it has none.

@@ -22,7 +22,7 @@ public struct RPCErrorCode: RawRepresentable, Sendable, Hashable, CustomStringCo
     /// -32001: the agent already serves its maximum number of clients; the
     /// connection is closed after this error.
     public static let tooManyClients = RPCErrorCode(rawValue: -32001)
-    /// -32002: the peer's uid is not allowed (`control.allowedUids`); the
+    /// -32002: the peer is not allowed (`control.allowedUids`, `control.group`); the
     /// connection is closed after this error.
     public static let notAuthorized = RPCErrorCode(rawValue: -32002)
     /// -32003: a line was longer than the maximum message size; it was

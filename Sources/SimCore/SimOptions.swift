@@ -34,7 +34,8 @@ public struct SimOptions: Sendable, Equatable {
           --address BUS     D-Bus address to serve on (default: $DBUS_SYSTEM_BUS_ADDRESS,
                             else the system bus)
           --adapters N      serve N adapters hci0...hciN-1 (1...16), replacing the scenario's
-          --scenario FILE   scenario to simulate (default: sim/scenarios/default.json)
+          --scenario FILE   scenario to simulate (default: sim/scenarios/default.json, else
+                            /usr/share/bleagent/scenarios/default.json when installed)
           --seed N          random seed, replacing the scenario's
           --experimental    serve experimental properties, as bluetoothd -E
           --att-timeout S   seconds before an unanswered ATT request fails and drops the link

@@ -2,6 +2,7 @@
 // configured role's plugin. See docs/config.md and docs/control-api.md.
 import AgentCore
 import ControlProtocol
+import Fleet
 import Glibc
 
 // Before any thread exists, so every thread inherits the mask and the
@@ -98,9 +99,17 @@ do {
         config: config, configPath: configPath, bus: bus, roleHost: roleHost, backends: backends, loop: loop,
         notifier: SystemdNotifier(environment: ProcessEnvironment.current()), log: log)
     try agent.registerBuiltins(in: registry)
+    // The fleet (docs/fleet.md): its MQTT connection lives on the loop; blocking work
+    // (the outbox's fsyncs, config writes; DNS and TCP connect) on two threads of its own.
+    let fleet = FleetHost(
+        agent: agent, configPath: configPath, registry: registry, bus: bus, loop: AgentLoopAdapter(loop),
+        worker: BlockingThread(name: "fleet-io"), connector: BlockingThread(name: "fleet-connect"), log: log)
+    try fleet.attach()
+    roleHost.setFleetPublisher(fleet)
     var options = ControlServerOptions(
-        socketPath: config.control.socketPath, mode: config.control.mode,
-        policy: PeerPolicy(allowedUids: config.control.allowedUids, ownUid: geteuid()))
+        socketPath: config.control.socketPath, mode: config.control.mode, group: config.control.group,
+        policy: PeerPolicy(
+            allowedUids: config.control.allowedUids, ownUid: geteuid(), operatorGroup: config.control.group))
     options.maxClients = 16
     let server = ControlServer(options: options, loop: loop, registry: registry, bus: bus)
     try server.start()
@@ -114,6 +123,7 @@ do {
     log("listening on \(config.control.socketPath)")
     // Detached: the main thread is about to block in loop.run().
     Task.detached {
+        await fleet.apply(agent.config)
         await agent.startRole()
         agent.announceStarted()
     }

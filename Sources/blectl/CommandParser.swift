@@ -77,6 +77,7 @@ struct Invocation {
 
     static let commands: [any BlectlCommand.Type] = [
         StatusCommand.self, ReloadCommand.self, ShutdownCommand.self, EventsCommand.self, CallCommand.self,
+        FleetCommand.self,
         ScanCommand.self, DevicesCommand.self, ConnectCommand.self, DisconnectCommand.self, ServicesCommand.self,
         ReadCommand.self, WriteCommand.self, SubscribeCommand.self, AdvertiseCommand.self, PublishedCommand.self,
         UpdateCommand.self, SubscribersCommand.self,

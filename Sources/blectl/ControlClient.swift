@@ -55,24 +55,41 @@ final class ControlClient {
     func call(_ method: String, params: JSON? = nil) throws(ClientFailure) -> JSON {
         nextID += 1
         let id = RPCID.number(nextID)
-        try send(RPCMessage.request(id: id, method: method, params: params))
+        do {
+            try send(RPCMessage.request(id: id, method: method, params: params))
+        } catch {
+            // An agent that refuses a connection writes why and closes it, which can
+            // happen before this request went out; the reason is still there to read.
+            if let message = try? readMessage(timeoutMilliseconds: Self.replyTimeoutMilliseconds),
+                let refusal = Self.refusal(message)
+            {
+                throw refusal
+            }
+            throw error
+        }
         while true {
             let message = try readMessage(timeoutMilliseconds: Self.replyTimeoutMilliseconds)
+            if let refusal = Self.refusal(message) { throw refusal }
             switch message {
             case .response(let replyID, let result) where replyID == id:
                 switch result {
                 case .success(let value): return value
                 case .failure(let error): throw .agent(error)
                 }
-            case .response(.null, .failure(let error)) where [.tooManyClients, .notAuthorized].contains(error.code):
-                // A connection-level refusal (not authorized, too many clients).
-                throw .unreachable("the agent refused the connection: \(error.message) (\(error.code.rawValue))")
             case .response:
                 continue
             case .notification(let method, let params):
                 pendingNotifications.append((method, params))
             }
         }
+    }
+
+    /// A connection-level refusal (not authorized, too many clients) as the failure it is.
+    private static func refusal(_ message: RPCIncoming) -> ClientFailure? {
+        guard case .response(.null, .failure(let error)) = message,
+            [.tooManyClients, .notAuthorized].contains(error.code)
+        else { return nil }
+        return .unreachable("the agent refused the connection: \(error.message) (\(error.code.rawValue))")
     }
 
     /// The next notification, waiting for it; `nil` when the agent closes the connection.

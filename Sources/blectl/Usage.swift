@@ -11,6 +11,7 @@ enum Usage {
           events [--kind KIND]...         stream events until interrupted
                                           (kinds: discovered connected disconnected value state plugin)
           call METHOD [PARAMS_JSON]       call any method, such as a plugin's
+          fleet status                    show the MQTT fleet connection, outbox depth and last error
 
         Central commands (the central role):
           scan start [--duration SECONDS] [--service UUID]... [--rssi DBM] [--name PATTERN] [--duplicates]

@@ -10,9 +10,14 @@ enum ScenarioFile {
     static let defaultRelativePath = "sim/scenarios/default.json"
 
     /// The default scenario's path: `sim/scenarios/default.json` under the current directory,
-    /// else under a directory above the executable (for `.build/<config>/blesim`).
+    /// else under a directory above the executable (for `.build/<config>/blesim`), else the
+    /// installed one, `share/bleagent/scenarios/default.json` beside the executable's `bin`
+    /// (`/usr/share/bleagent/scenarios/default.json` for `/usr/bin/blesim`).
     static func defaultPath() -> String? {
         var candidates = [defaultRelativePath]
+        if let prefix = executableDirectory().flatMap(parent(of:)) {
+            candidates.append(prefix + "/share/bleagent/scenarios/default.json")
+        }
         var directory = executableDirectory()
         for _ in 0..<5 {
             guard let current = directory else { break }

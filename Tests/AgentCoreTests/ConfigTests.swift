@@ -163,6 +163,35 @@ struct ConfigTests {
             ])
     }
 
+    @Test("control.group takes a group name from the group database or a numeric gid; bad ones are reported")
+    func controlGroup() throws {
+        func load(_ group: String) throws(ConfigError) -> AgentConfig {
+            let text =
+                #"{"version":1,"role":"central","control":{"group":"# + group
+                + #"},"roles":{"central":{"plugin":"P"}}}"#
+            return try AgentConfig(json: try! JSON(parsing: Array(text.utf8)), file: "/etc/bleagent/roles.json")
+        }
+        #expect(try load(#""root""#).control.group == 0)
+        #expect(try load("4321").control.group == 4321)
+        #expect(try AgentConfig.load(from: "\(fixtures)/valid-minimal.json").control.group == nil)
+        for (group, message) in [
+            (
+                #""no-such-group-here""#,
+                #"control.group: no group named "no-such-group-here" (getent group no-such-group-here)"#
+            ),
+            ("-1", "control.group: expected a group name or id (an integer from 0 to 4294967294), found -1"),
+            ("[]", "control.group: expected a group name or id, found an array"),
+            (#""""#, "control.group: expected a group name or id, found a string"),
+        ] {
+            #expect(throws: ConfigError.self) { try load(group) }
+            do {
+                _ = try load(group)
+            } catch {
+                #expect(error.issues.map(\.description) == [message])
+            }
+        }
+    }
+
     @Test("an unsupported version, a numeric mode and plugin paths are rejected")
     func versionModeAndPluginNames() {
         #expect(

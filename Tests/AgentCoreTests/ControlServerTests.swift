@@ -131,6 +131,33 @@ struct ControlServerTests {
         #expect(try harness.client().call("test.echo", [1])?["result"] == [1])
     }
 
+    @Test("with control.group the socket file gets that group, and its members are admitted whatever their uid")
+    func operatorGroup() throws {
+        let otherUid: UInt32 = geteuid() == 65534 ? 65533 : 65534
+        let harness = try ServerHarness {
+            $0.mode = 0o660
+            $0.group = getegid()
+            $0.policy = PeerPolicy(allowedUids: [otherUid], ownUid: geteuid(), operatorGroup: getegid())
+        }
+        defer { harness.shutDown() }
+        var status = stat()
+        #expect(stat(harness.socketPath, &status) == 0)
+        #expect(status.st_gid == getegid() && status.st_mode & 0o7777 == 0o660)
+        #expect(try harness.client().call("test.echo", [1])?["result"] == [1], "admitted by its primary group")
+        harness.server.setPolicy(PeerPolicy(allowedUids: [otherUid], ownUid: geteuid(), operatorGroup: getegid() &+ 1))
+        let refused = try harness.client().readJSON()
+        #expect(errorCode(refused) == -32002)
+        #expect(
+            refused?["error"]?["message"]
+                == .string("uid \(geteuid()) is not allowed (control.allowedUids, control.group)"))
+        if geteuid() == 0 {
+            // Root may give the socket any group; the file carries it before anyone can connect.
+            let other = try ServerHarness { $0.group = 4321 }
+            defer { other.shutDown() }
+            #expect(stat(other.socketPath, &status) == 0 && status.st_gid == 4321)
+        }
+    }
+
     @Test("events reach subscribers of their kind only, as JSON-RPC notifications")
     func subscriptionFilter() throws {
         let harness = try ServerHarness()

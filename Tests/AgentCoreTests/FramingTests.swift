@@ -158,4 +158,14 @@ struct RegistryTests {
         #expect(PeerPolicy(allowedUids: [0, 2000], ownUid: 1000).allows(uid: 2000))
         #expect(!PeerPolicy(allowedUids: [2000], ownUid: 1000).allows(uid: 1000))
     }
+
+    @Test("control.group admits a peer whose primary or supplementary groups hold it, whatever its uid")
+    func peerPolicyGroup() {
+        let policy = PeerPolicy(allowedUids: [], ownUid: 1000, operatorGroup: 120)
+        #expect(policy.allows(uid: 1000, gid: 1000, groups: []))
+        #expect(policy.allows(uid: 2000, gid: 120, groups: []))
+        #expect(policy.allows(uid: 2000, gid: 2000, groups: [27, 120]))
+        #expect(!policy.allows(uid: 2000, gid: 2000, groups: [27]))
+        #expect(!PeerPolicy(allowedUids: [], ownUid: 1000).allows(uid: 2000, gid: 120, groups: [120]))
+    }
 }

@@ -116,8 +116,26 @@ struct AgentProcessTests {
                     + "\(agent.configPath): roles.peripheral: missing required field\n"))
     }
 
+    @Test("blectl refused by the agent (control.allowedUids) says why and exits 69, every time")
+    func refusedClient() throws {
+        let other = geteuid() == 65534 ? 65533 : 65534
+        let agent = try RunningAgent(
+            config: RunningAgent.config(role: "central", extra: #", "allowedUids": [\#(other)]"#))
+        // The agent writes its refusal and closes at once; whether blectl's request went out
+        // before the close or failed on it (EPIPE), the reason is what it reports.
+        for _ in 0..<20 {
+            let refused = try blectl(["--socket", agent.socketPath, "status"])
+            #expect(refused.status == 69)
+            #expect(
+                refused.stderr
+                    == "blectl: agent unreachable: the agent refused the connection: uid \(geteuid()) is not allowed (control.allowedUids) (-32002)\n"
+            )
+        }
+        #expect(agent.stop().status == 0)
+    }
+
     @Test(
-        "contrib/systemd/bleagent.service passes systemd-analyze verify (ExecStart pointed at the built agent), is Type=notify, reloads with SIGHUP and does not restart on an invalid config (78)"
+        "contrib/systemd/bleagent.service passes systemd-analyze verify (ExecStart pointed at the built agent), is Type=notify, reloads with SIGHUP, does not restart on an invalid config (78) and runs hardened as bleagent"
     )
     func systemdUnit() throws {
         let directory = makeTemporaryDirectory()
@@ -125,17 +143,22 @@ struct AgentProcessTests {
         let unit = readText("\(repositoryRoot)/contrib/systemd/bleagent.service")
         let lines = Set(unit.split(separator: "\n").map(String.init))
         for line in [
-            "Type=notify", "NotifyAccess=main", "ExecStart=/usr/local/bin/bleagent --config /etc/bleagent/roles.json",
+            "Type=notify", "NotifyAccess=main", "ExecStart=/usr/bin/bleagent --config /etc/bleagent/roles.json",
             "ExecReload=/bin/kill -HUP $MAINPID", "RestartPreventExitStatus=78", "KillSignal=SIGTERM",
+            "User=bleagent", "Group=bleagent", "NoNewPrivileges=yes", "CapabilityBoundingSet=", "ProtectSystem=strict",
+            "ProtectHome=yes", "PrivateTmp=yes", "RestrictAddressFamilies=AF_UNIX", "SystemCallFilter=@system-service",
+            "RuntimeDirectory=bleagent", "StateDirectory=bleagent",
         ] {
             #expect(lines.contains(line), "\(line)")
         }
         writeFile("\(directory)/roles.json", RunningAgent.config(role: "central"))
         let local = unit.replacing(
-            "ExecStart=/usr/local/bin/bleagent --config /etc/bleagent/roles.json",
+            "ExecStart=/usr/bin/bleagent --config /etc/bleagent/roles.json",
             with: "ExecStart=\(buildDirectory)/bleagent --config \(directory)/roles.json")
         writeFile("\(directory)/bleagent.service", local)
-        let verify = try Child("/usr/bin/systemd-analyze", ["verify", "\(directory)/bleagent.service"]).finish()
+        // --man=no: the man pages the unit names exist once the package is installed (Tests/VM/package.sh).
+        let verify = try Child("/usr/bin/systemd-analyze", ["verify", "--man=no", "\(directory)/bleagent.service"])
+            .finish()
         #expect(verify.status == 0 && verify.stderr == "", "\(verify)")
         // The ExecStart's arguments are the agent's own: they name a config it accepts.
         let check = try Child("\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json", "--check-config"])

@@ -163,6 +163,7 @@ struct BlectlOutputTests {
                   "central.write",
                   "events.subscribe",
                   "events.unsubscribe",
+                  "fleet.status",
                   "peripheral.advertising.start",
                   "peripheral.advertising.stop",
                   "peripheral.services",

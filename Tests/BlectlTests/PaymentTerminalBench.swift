@@ -115,7 +115,7 @@ final class LaneAgent {
     init(
         bench: PaymentTerminalBench, directory: String,
         scanner: String = #"{"paymentDeadlineSeconds": 10, "settle": 0}"#,
-        crashAt: String? = nil
+        crashAt: String? = nil, fleet: String? = nil
     ) throws {
         self.directory = directory
         writeFile(
@@ -126,7 +126,7 @@ final class LaneAgent {
               "control": { "socket": "run/control.sock" },
               "restore": { "stateDirectory": "state" },
               "pluginDirectory": "\(buildDirectory)",
-              "roles": { "central": { "plugin": "PaymentTerminalScanner", "config": \(scanner) } }
+              "roles": { "central": { "plugin": "PaymentTerminalScanner", "config": \(scanner) } }\(fleet.map { ",\n  " + $0 } ?? "")
             }
             """)
         var environment = ["DBUS_SYSTEM_BUS_ADDRESS": bench.address]

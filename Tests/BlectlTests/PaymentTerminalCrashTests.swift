@@ -88,7 +88,7 @@ struct PaymentTerminalCrashTests {
     }
 
     /// Pays `run`'s payment and kills the agent at its point; returns once the agent is reaped.
-    private func crash(_ agent: LaneAgent, bench: PaymentTerminalBench, during run: Run) throws {
+    func crash(_ agent: LaneAgent, bench: PaymentTerminalBench, during run: Run) throws {
         var events: Child?
         if !run.point.isHook {
             let stream = try Child("\(buildDirectory)/blectl", agent.socket + ["--json", "events", "--kind", "plugin"])
@@ -121,7 +121,7 @@ struct PaymentTerminalCrashTests {
 
     /// Waits until the restarted `agent` has settled every unsettled payment
     /// (its log names each one), then checks the journal against the terminal.
-    private func settleAndCheck(_ agent: LaneAgent, bench: PaymentTerminalBench, done: [Run], context: String) throws {
+    func settleAndCheck(_ agent: LaneAgent, bench: PaymentTerminalBench, done: [Run], context: String) throws {
         let references = Dictionary(uniqueKeysWithValues: done.map { ($0.reference, $0) })
         for payment in try agent.payments() where payment["phase"] != "final" {
             let id = try #require(payment["transactionId"]?.stringValue)

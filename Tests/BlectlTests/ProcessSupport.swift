@@ -118,6 +118,11 @@ final class Child {
         }
     }
 
+    /// Reads stdout until its text satisfies `done` (or it ends, or the deadline passes).
+    func waitForStdout(_ what: String, until done: (String) -> Bool) -> Bool {
+        wait(on: stdoutFD, into: &stdoutSoFar, for: what, until: done)
+    }
+
     /// Reads stderr until it contains `text` (or ends, or the deadline passes).
     func waitForStderr(containing text: String) -> Bool {
         wait(on: stderrFD, into: &stderrSoFar, for: "\"\(text)\"") { $0.contains(text) }

@@ -44,6 +44,13 @@ public enum PosError {
     public static func journalUnavailable(_ why: String) -> PluginMethodError {
         PluginMethodError(code: 1005, "the payment journal cannot be written: \(why); nothing was sent")
     }
+    /// 1006: the fleet's outbox refused the payment's record (the back office
+    /// has been unreachable for long); the payment was settled failed, nothing was sent.
+    public static func backOfficeUnavailable(_ id: TransactionID, why: String) -> PluginMethodError {
+        PluginMethodError(
+            code: 1006, "the back office cannot be told of the payment (\(why)); it was not sent",
+            data: ["transactionId": .string(id.uuidString)])
+    }
 }
 
 /// pos.pay's params.

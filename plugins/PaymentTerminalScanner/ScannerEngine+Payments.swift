@@ -19,9 +19,15 @@ extension ScannerEngine {
         guard let request = params.request(id: id) else { throw .invalidParams("params: not a valid payment") }
         CrashHook.point(.beforeAccepted, reference: request.reference)
         do {
-            try record(.accepted(request, terminal: session.terminalID, atMilliseconds: Self.epochMilliseconds()))
+            try await record(
+                .accepted(request, terminal: session.terminalID, atMilliseconds: Self.epochMilliseconds()))
         } catch {
             throw PosError.journalUnavailable("\(error)")
+        }
+        if let entry = state.payments[id], let refusal = await publishDurably(entry, admission: .opening) {
+            // Not sent and the back office cannot know: settled failed (that final may use the reserve).
+            try? await record(.final(TransactionStatus(transactionID: id, state: .failed, reason: .none)))
+            throw PosError.backOfficeUnavailable(id, why: "\(refusal)")
         }
         CrashHook.point(.afterAccepted, reference: request.reference)
         logger.info("payment \(id): \(request.amount) \(request.currency) \"\(request.reference)\" accepted")
@@ -41,7 +47,7 @@ extension ScannerEngine {
             break
         }
         if case .lost(let why) = outcome, state.payments[id]?.phase != .final {
-            try? record(.reconciling(id, why: why))
+            try? await record(.reconciling(id, why: why))
             logger.warning("payment \(id): outcome unknown (\(why)); reconciling")
             throw PosError.paymentUnknown(id, why: why)
         }
@@ -64,7 +70,7 @@ extension ScannerEngine {
                 try await session.peripheral.writeValue(
                     request.encoded(), for: session.paymentRequest, type: .withResponse)
                 CrashHook.point(.afterWrite, reference: request.reference)
-                if state.payments[id]?.phase != .final { try? record(.sent(id, attempt: 1)) }
+                if state.payments[id]?.phase != .final { try? await record(.sent(id, attempt: 1)) }
                 return
             } catch {
                 guard case .notPermitted(let att) = error.code else {
@@ -73,7 +79,7 @@ extension ScannerEngine {
                 }
                 switch ReconciliationPlanner.step(for: id, in: state, writeError: att) {
                 case .settle(let final):
-                    try? record(final)
+                    try? await record(final)
                     logger.warning("payment \(id): the terminal refused it (ATT \(att))")
                     throw PosError.terminalRefused(id, code: att.rawValue)
                 case .retryLater where ContinuousClock.now + pause < deadline:
@@ -109,7 +115,7 @@ extension ScannerEngine {
         case .settle(let final):
             CrashHook.point(.beforeFinal, reference: state.payments[id]?.request.reference)
             do {
-                try record(final)
+                try await record(final)
             } catch {
                 logger.error("payment \(id): cannot journal the final status: \(error)")
                 return
@@ -122,7 +128,7 @@ extension ScannerEngine {
             do {
                 try await session.peripheral.writeValue(
                     request.encoded(), for: session.paymentRequest, type: .withResponse)
-                if state.payments[id]?.phase != .final { try? record(.sent(id, attempt: attempt)) }
+                if state.payments[id]?.phase != .final { try? await record(.sent(id, attempt: attempt)) }
             } catch {
                 logger.warning("payment \(id): resending failed: \(error)")
             }

@@ -11,6 +11,7 @@ actor ScannerEngine {
     let config: ScannerConfig
     let logger: PluginLogger
     let events: any PluginEventSink
+    let fleet: any FleetPublisher
     var table: TerminalTable
     var state: JournalState
     let journal: PaymentJournal
@@ -31,6 +32,7 @@ actor ScannerEngine {
         self.config = config
         self.logger = context.logger
         self.events = context.events
+        self.fleet = context.fleet
         self.table = TerminalTable(policy: config.policy)
         let (journal, contents) = try PaymentJournal.open(path: "\(context.state.directory)/\(config.journal)")
         self.journal = journal
@@ -108,11 +110,25 @@ actor ScannerEngine {
         return key
     }
 
-    /// Appends a record (written and fsync'ed) and applies it to the state.
-    func record(_ record: JournalRecord) throws(JournalError) {
+    /// Appends a record (written and fsync'ed) and applies it to the state;
+    /// the payment's `accepted` and `final` records also go to the fleet's
+    /// durable outbox (`<prefix>/payments`, docs/profiles/payment-terminal.md):
+    /// a final status before the journal (if the lane dies in between, the
+    /// restart reconciles the same final status with the terminal and
+    /// publishes it again), an acceptance after it (the restart offers every
+    /// unsettled payment's acceptance again). pos.pay hands the acceptance
+    /// over itself (``publishDurably(_:admission:)``), so that it can settle
+    /// the payment unsent when the outbox refuses it.
+    func record(_ record: JournalRecord) async throws(JournalError) {
+        let id = record.transactionID
+        if case .final = record, state.payments[id]?.phase != .final {
+            var next = state
+            next.apply(record)
+            if let entry = next.payments[id] { await publishDurably(entry, admission: .closing) }
+        }
         try journal.append(record)
         state.apply(record)
-        guard let entry = state.payments[record.transactionID] else { return }
+        guard let entry = state.payments[id] else { return }
         var data: JSONObject = [
             "transactionId": .string(entry.transactionID.uuidString), "phase": .string(entry.phase.rawValue),
             "terminal": .string(entry.terminal),
@@ -120,6 +136,34 @@ actor ScannerEngine {
         if let status = entry.finalStatus { data["state"] = .string(status.state.description) }
         if let why = entry.reconcilingReason, entry.phase == .reconciling { data["reconciling"] = .string(why) }
         events.emit("payment", .object(data))
+    }
+
+    /// Hands `entry`'s record to the fleet's outbox; an error is logged and returned.
+    @discardableResult
+    func publishDurably(_ entry: PaymentEntry, admission: DurableRecord.Admission) async -> DurablePublishError? {
+        guard fleet.isEnabled else { return nil }
+        var payload = posPaymentJSON(entry)
+        if admission == .opening, case .object(var object) = payload {
+            object["phase"] = "accepted"
+            object["reconciling"] = nil
+            payload = .object(object)
+        }
+        let record = DurableRecord(
+            stream: "payments", key: entry.transactionID.uuidString, payload: payload, admission: admission)
+        do {
+            try await fleet.publishDurable(record)
+            return nil
+        } catch {
+            logger.error("payment \(entry.transactionID): the fleet outbox refused its record: \(error)")
+            return error
+        }
+    }
+
+    /// After a restart: offers every unsettled payment's acceptance to the
+    /// fleet again (the lane may have died between journalling it and
+    /// handing it over; the outbox delivers duplicates, consumers drop them).
+    func offerUnsettled() async {
+        for entry in state.unsettled { await publishDurably(entry, admission: .opening) }
     }
 
     /// Stops everything: the link, and every waiting pos.pay (as link lost).

@@ -26,6 +26,8 @@ public struct SensorAggregatorEngine: Sendable {
     public private(set) var state: AggregateState
     /// Ingest line counters.
     public private(set) var counters = IngestCounters()
+    /// The reading recorded last (what the fleet publishes to `<prefix>/sensors/<id>`).
+    public private(set) var lastRecorded: SensorReading?
     /// The last advertisement handed out.
     public private(set) var advertisement: SensorAdvertisementPlan
 
@@ -95,6 +97,7 @@ public struct SensorAggregatorEngine: Sendable {
     ) -> (outcome: RecordOutcome, actions: [Action]) {
         let outcome = state.record(reading, now: now)
         guard outcome == .recorded else { return (outcome, []) }
+        lastRecorded = reading
         schedule.markDirty()
         var actions: [Action] = []
         if let sensor = config.sensors.first(where: { $0.id == reading.sensor }) {

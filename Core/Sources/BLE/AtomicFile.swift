@@ -3,25 +3,25 @@ import Glibc
 /// A failed step of ``AtomicFile/replace(_:with:temporary:)`` or
 /// ``AtomicFile/syncDirectory(_:)``: the operation (`open`, `write`,
 /// `fsync`, `rename`), the path it was about and its errno.
-package struct AtomicFileError: Error, Hashable, Sendable {
+public struct AtomicFileError: Error, Hashable, Sendable {
     /// The operation that failed.
-    package var operation: String
+    public var operation: String
     /// The file or directory it was about.
-    package var path: String
+    public var path: String
     /// The errno value.
-    package var errno: Int32
+    public var errno: Int32
 }
 
 /// Replacing a file so that a reader (or the next start after a crash, even
 /// SIGKILL or power loss) finds the old content or the new one, never a
-/// part: the core's one implementation, used by the BLE restoration store
-/// and RoleKit's plugin state store.
-package enum AtomicFile {
+/// part: the core's one implementation, used by the BLE restoration store,
+/// RoleKit's plugin state store, and the agent's fleet outbox and config push.
+public enum AtomicFile {
     /// Writes `bytes` to `temporary` (mode 0600), fsyncs it and renames it
     /// onto `path`. `temporary` must be in `path`'s directory; it is removed
     /// when a step fails. Call ``syncDirectory(_:)`` afterwards to make the
     /// rename durable.
-    package static func replace(_ path: String, with bytes: [UInt8], temporary: String) throws(AtomicFileError) {
+    public static func replace(_ path: String, with bytes: [UInt8], temporary: String) throws(AtomicFileError) {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw AtomicFileError(operation: "open", path: temporary, errno: errno) }
         var remaining = bytes[...]
@@ -51,7 +51,7 @@ package enum AtomicFile {
     }
 
     /// fsyncs `directory`, so that a rename in it survives a power loss.
-    package static func syncDirectory(_ directory: String) throws(AtomicFileError) {
+    public static func syncDirectory(_ directory: String) throws(AtomicFileError) {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw AtomicFileError(operation: "open", path: directory, errno: errno) }
         defer { close(fd) }

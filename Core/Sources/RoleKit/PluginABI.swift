@@ -31,11 +31,14 @@ public enum PluginABI {
     /// Version 2: ``RoleContext`` carries the role's BLE manager
     /// (``RoleContext/central`` / ``RoleContext/peripheral``).
     ///
+    /// Version 3: ``RoleContext`` carries the fleet publisher
+    /// (``RoleContext/fleet``: durable records, sensor readings).
+    ///
     /// Emitted into the client: a plugin's `bleagent_plugin_abi_version`
     /// returns the value of the core it was *compiled* against, not of the
     /// core it runs with, which is what makes the check meaningful.
     @_alwaysEmitIntoClient
-    public static var version: UInt32 { 2 }
+    public static var version: UInt32 { 3 }
 
     /// The name of the C function returning the plugin's ABI version.
     public static let abiVersionSymbol = "bleagent_plugin_abi_version"

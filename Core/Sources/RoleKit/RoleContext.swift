@@ -22,12 +22,16 @@ public struct RoleContext: Sendable {
     public let events: any PluginEventSink
     /// The role's BLE manager, as the agent made it.
     public let manager: RoleManager
+    /// The agent's MQTT side: durable records, sensor readings (``NoFleet``
+    /// without a fleet section).
+    public let fleet: any FleetPublisher
 
     /// A context (built by the agent, or by a test harness). `manager`
     /// must match `role` (``RoleManager/none`` for a harness without BLE).
     public init(
         role: PluginRole, config: JSON, logger: PluginLogger, state: PluginStateStore,
-        methods: any PluginMethodRegistrar, events: any PluginEventSink, manager: RoleManager = .none
+        methods: any PluginMethodRegistrar, events: any PluginEventSink, manager: RoleManager = .none,
+        fleet: any FleetPublisher = NoFleet()
     ) {
         self.role = role
         self.config = config
@@ -36,6 +40,7 @@ public struct RoleContext: Sendable {
         self.methods = methods
         self.events = events
         self.manager = manager
+        self.fleet = fleet
     }
 
     /// The central manager, in the central role.

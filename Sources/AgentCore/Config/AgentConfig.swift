@@ -43,6 +43,10 @@ public struct AgentConfig: Sendable, Hashable {
         /// The uids that may connect. Empty: only the agent's own uid. Not
         /// empty: exactly these (list the agent's own uid to keep it).
         public var allowedUids: [UInt32]
+        /// The socket file's group, whose members may connect as well
+        /// (`control.group`, resolved to a gid); nil: the agent's own group
+        /// and no members admitted by group.
+        public var group: UInt32?
     }
 
     /// One role's plugin and its opaque config.
@@ -120,6 +124,8 @@ public struct AgentConfig: Sendable, Hashable {
     public var bluez: BlueZ
     /// The settings of each configured role; always holds ``role``.
     public var roles: [Role: RoleSettings]
+    /// The MQTT fleet settings; nil when the config has no `fleet` section.
+    public var fleet: Fleet?
 
     /// The settings of the role to run.
     public var selectedRole: RoleSettings? { roles[role] }
@@ -170,9 +176,11 @@ extension AgentConfig {
         let roles = Self.readRoles(&top, selected: role)
         let sim = Self.readSim(&top, directory: directory, control: control)
         let bluez = Self.readBlueZ(&top)
+        let fleet = Self.readFleet(&top, directory: directory)
         top.finish()
         issues += top.issues
-        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim, let bluez else {
+        guard issues.isEmpty, let version, let role, let restore, let control, let roles, let sim, let bluez, let fleet
+        else {
             throw ConfigError(file: reportedAs ?? file, issues: issues)
         }
         self.file = file
@@ -186,6 +194,7 @@ extension AgentConfig {
         self.roles = roles
         self.sim = sim
         self.bluez = bluez
+        self.fleet = fleet
     }
 
     private static func readBlueZ(_ top: inout ConfigReader) -> BlueZ? {
@@ -260,7 +269,7 @@ extension AgentConfig {
     }
 
     private static func readControl(_ top: inout ConfigReader, directory: String) -> Control? {
-        var control = Control(socketPath: "/run/bleagent/control.sock", mode: 0o600, allowedUids: [])
+        var control = Control(socketPath: "/run/bleagent/control.sock", mode: 0o600, allowedUids: [], group: nil)
         guard top.object["control"] != nil else { return control }
         guard var reader = top.object("control") else { return nil }
         if let socket = reader.nonEmptyString("socket") {
@@ -276,6 +285,9 @@ extension AgentConfig {
         }
         if let uidsValue = reader.value("allowedUids", required: false) {
             control.allowedUids = readUids(uidsValue, at: reader.path(of: "allowedUids"), into: &reader)
+        }
+        if let groupValue = reader.value("group", required: false) {
+            control.group = readGroup(groupValue, into: &reader)
         }
         reader.finish()
         top.absorb(reader)
@@ -298,6 +310,27 @@ extension AgentConfig {
             }
         }
         return uids
+    }
+
+    /// `control.group`: a group name (looked up in the system's group
+    /// database) or a numeric gid.
+    private static func readGroup(_ json: JSON, into reader: inout ConfigReader) -> UInt32? {
+        if let gid = json.intValue {
+            guard gid >= 0, gid < Int64(UInt32.max) else {
+                reader.issue("group", "expected a group name or id (an integer from 0 to 4294967294), found \(gid)")
+                return nil
+            }
+            return UInt32(gid)
+        }
+        guard let name = json.stringValue, !name.isEmpty else {
+            reader.issue("group", "expected a group name or id, found \(kindName(of: json))")
+            return nil
+        }
+        guard let gid = GroupDatabase.gid(named: name) else {
+            reader.issue("group", "no group named \"\(name)\" (getent group \(name))")
+            return nil
+        }
+        return gid
     }
 
     private static func readRoles(_ top: inout ConfigReader, selected: Role?) -> [Role: RoleSettings]? {

@@ -49,7 +49,7 @@ public final class ControlServer: Sendable {
     public func start() throws(ControlServerError) {
         let socket: SocketFile
         do {
-            socket = try SocketFile.create(at: options.socketPath, mode: options.mode)
+            socket = try SocketFile.create(at: options.socketPath, mode: options.mode, group: options.group)
         } catch {
             throw ControlServerError(description: "cannot create the control socket: \(error)")
         }
@@ -62,7 +62,7 @@ public final class ControlServer: Sendable {
         busToken.withLock { $0 = token }
     }
 
-    /// Replaces the allowed uids (on reload); connected clients stay.
+    /// Replaces who may connect (on reload); connected clients stay.
     public func setPolicy(_ policy: PeerPolicy) {
         state.withLock { $0.policy = policy }
     }
@@ -123,9 +123,12 @@ public final class ControlServer: Sendable {
             Glibc.close(fd)
             return
         }
+        let groups = UnixSocket.peerGroups(fd)
         let refusal: RPCError? = state.withLock { state in
-            if !state.policy.allows(uid: credentials.uid) {
-                return RPCError(.notAuthorized, "uid \(credentials.uid) is not allowed (control.allowedUids)")
+            if !state.policy.allows(uid: credentials.uid, gid: credentials.gid, groups: groups) {
+                let rule =
+                    state.policy.operatorGroup == nil ? "control.allowedUids" : "control.allowedUids, control.group"
+                return RPCError(.notAuthorized, "uid \(credentials.uid) is not allowed (\(rule))")
             }
             if state.clients.count >= options.maxClients {
                 return RPCError(
@@ -203,21 +206,14 @@ public final class ControlServer: Sendable {
             reply(call, outcome, to: id)
             return
         }
-        guard let handler = registry.handler(for: call.method) else {
+        guard registry.handler(for: call.method) != nil else {
             reply(call, .failure(RPCError(.methodNotFound, "method not found: \(call.method)")), to: id)
             return
         }
         let methodCall = MethodCall(method: call.method, params: call.params, peer: peer)
         let afterReply = methodCall.afterReply
-        Task { [weak self] in
-            let outcome: Result<JSON, RPCError>
-            do {
-                outcome = .success(try await handler(methodCall))
-            } catch let error as RPCError {
-                outcome = .failure(error)
-            } catch {
-                outcome = .failure(RPCError(.internalError, "\(error)"))
-            }
+        Task { [weak self, registry] in
+            let outcome = await registry.call(methodCall)
             guard let self else { return }
             self.loop.execute {
                 self.reply(call, outcome, to: id)

@@ -4,6 +4,8 @@ public struct ControlServerOptions: Sendable, Hashable {
     public var socketPath: String
     /// The socket file's mode.
     public var mode: UInt32
+    /// The socket file's group (`control.group`); nil: the agent's own.
+    public var group: UInt32?
     /// Who may connect.
     public var policy: PeerPolicy
     /// The most clients connected at once; more are told and closed.
@@ -16,9 +18,10 @@ public struct ControlServerOptions: Sendable, Hashable {
     public var maxQueuedReplyBytes: Int = 4 << 20
 
     /// Options with the default limits.
-    public init(socketPath: String, mode: UInt32 = 0o600, policy: PeerPolicy) {
+    public init(socketPath: String, mode: UInt32 = 0o600, group: UInt32? = nil, policy: PeerPolicy) {
         self.socketPath = socketPath
         self.mode = mode
+        self.group = group
         self.policy = policy
     }
 }

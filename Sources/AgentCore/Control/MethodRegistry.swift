@@ -144,4 +144,21 @@ public final class MethodRegistry: Sendable {
 
     /// Every registered method name, sorted.
     public var methods: [String] { handlers.withLock { $0.keys.sorted() } }
+
+    /// Runs `call` through its handler: the result, or the JSON-RPC error a
+    /// client receives (-32601 for an unknown method; a handler's non-RPC
+    /// error becomes -32603). The control socket and the fleet's RPC both
+    /// dispatch here, so a call is answered the same way whichever way it came.
+    public func call(_ call: MethodCall) async -> Result<JSON, RPCError> {
+        guard let handler = handler(for: call.method) else {
+            return .failure(RPCError(.methodNotFound, "method not found: \(call.method)"))
+        }
+        do {
+            return .success(try await handler(call))
+        } catch let error as RPCError {
+            return .failure(error)
+        } catch {
+            return .failure(RPCError(.internalError, "\(error)"))
+        }
+    }
 }

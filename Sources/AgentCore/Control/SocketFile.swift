@@ -6,7 +6,7 @@ import Glibc
 /// The socket is bound inside a fresh private directory (mkdtemp, mode 0700)
 /// next to the final path, chmod'ed to the configured mode, put to listening,
 /// and only then renamed onto the final path; no one can reach it before it
-/// has its mode. An existing file at the path is replaced only if it is a
+/// has its mode (and, with a group, its group: chown before chmod). An existing file at the path is replaced only if it is a
 /// socket that nobody listens on (a dead agent's); a live agent's socket is
 /// left alone and anything that is not a socket is never replaced.
 struct SocketFile {
@@ -30,7 +30,11 @@ struct SocketFile {
         }
     }
 
-    static func create(at path: String, mode: UInt32, backlog: Int32 = 64) throws(Failure) -> SocketFile {
+    static func create(
+        at path: String, mode: UInt32, group: UInt32? = nil, backlog: Int32 = 64
+    ) throws(Failure)
+        -> SocketFile
+    {
         try checkExisting(path)
         let parent = FilePath.directory(of: path)
         do {
@@ -52,6 +56,9 @@ struct SocketFile {
         do throws(SystemError) {
             let bound = try UnixSocket.withAddress(temporary) { bind(fd, $0, $1) }
             guard bound == 0 else { throw SystemError.current("bind \(temporary)") }
+            if let group, chown(temporary, uid_t.max, gid_t(group)) != 0 {
+                throw SystemError.current("chown \(temporary) to group \(group) (the agent's user must be a member)")
+            }
             guard chmod(temporary, mode_t(mode)) == 0 else { throw SystemError.current("chmod \(temporary)") }
             guard listen(fd, backlog) == 0 else { throw SystemError.current("listen") }
             guard rename(temporary, path) == 0 else { throw SystemError.current("rename onto \(path)") }

@@ -72,6 +72,7 @@ public final class RoleHost: Sendable {
     private let options: Options
     private let backends: BackendFactory?
     private let observer = Mutex<(@Sendable (RoleManager) -> Void)?>(nil)
+    private let fleet = Mutex<any FleetPublisher>(NoFleet())
     private let log: @Sendable (String) -> Void
 
     /// A host that loads plugins with `loader` and wires them to `registry`
@@ -95,6 +96,11 @@ public final class RoleHost: Sendable {
     /// ``RoleManager/none`` when it stops (the control methods follow it).
     public func observeManagers(_ observer: @escaping @Sendable (RoleManager) -> Void) {
         self.observer.withLock { $0 = observer }
+    }
+
+    /// Gives plugins started from now on `publisher` as ``RoleContext/fleet``.
+    public func setFleetPublisher(_ publisher: any FleetPublisher) {
+        fleet.withLock { $0 = publisher }
     }
 
     /// The running role's BLE manager (``RoleManager/none`` when no role runs).
@@ -165,7 +171,8 @@ public final class RoleHost: Sendable {
         let context = RoleContext(
             role: role, config: spec.settings.config,
             logger: PluginLogger { level, message in log("[\(name)] \(level.rawValue): \(message)") },
-            state: store, methods: bridge, events: bridge, manager: opened?.manager ?? .none)
+            state: store, methods: bridge, events: bridge, manager: opened?.manager ?? .none,
+            fleet: fleet.withLock { $0 })
         let plugin: any RolePlugin
         do {
             plugin = try descriptor.factory(context)

@@ -3,9 +3,9 @@
 #endif
 
 /// Whole-file reads without Foundation.
-enum FileIO {
+public enum FileIO {
     /// The bytes of the file at `path`, failing if it holds more than `limit`.
-    static func readAll(_ path: String, limit: Int) throws(SystemError) -> [UInt8] {
+    public static func readAll(_ path: String, limit: Int) throws(SystemError) -> [UInt8] {
         let fd = try retryingEINTR("open \(path)") { open(path, O_RDONLY | O_CLOEXEC) }
         defer { close(fd) }
         var bytes: [UInt8] = []

@@ -54,6 +54,22 @@ public enum UnixSocket {
         return credentials
     }
 
+    /// The peer's supplementary groups as they were when it connected
+    /// (SO_PEERGROUPS, Linux 4.13); empty if the kernel cannot tell.
+    static func peerGroups(_ fd: Int32) -> [UInt32] {
+        var groups = [gid_t](repeating: 0, count: 64)
+        while true {
+            var length = socklen_t(groups.count * MemoryLayout<gid_t>.size)
+            let status = groups.withUnsafeMutableBytes {
+                getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, $0.baseAddress, &length)
+            }
+            let count = Int(length) / MemoryLayout<gid_t>.size
+            if status == 0 { return groups.prefix(count).map { UInt32($0) } }
+            guard errno == ERANGE, count > groups.count else { return [] }
+            groups = [gid_t](repeating: 0, count: count)
+        }
+    }
+
     /// Writes as much of `bytes` as the socket takes now; the count written,
     /// 0 if it would block, `nil` if the peer is gone.
     static func writeSome(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Int? {

@@ -15,6 +15,7 @@ actor SensorAggregatorNode {
     private let mayFlush: Bool
     private let logger: PluginLogger
     private let events: any PluginEventSink
+    private let fleet: any FleetPublisher
     private let services: [GATTService]
     private let deviceInformation: [BluetoothUUID: [UInt8]]
     private let files = SensorFileReader()
@@ -39,12 +40,13 @@ actor SensorAggregatorNode {
 
     init(
         config: SensorAggregatorConfig, manager: PeripheralManager?, state: PluginStateStore, logger: PluginLogger,
-        events: any PluginEventSink, now: Double
+        events: any PluginEventSink, fleet: any FleetPublisher = NoFleet(), now: Double
     ) {
         engine = SensorAggregatorEngine(config: config, now: now)
         self.manager = manager
         self.logger = logger
         self.events = events
+        self.fleet = fleet
         snapshots = AggregateSnapshotStore(store: state, logger: logger)
         var restored = engine.state
         let outcome = snapshots.load(into: &restored, now: now)
@@ -97,6 +99,7 @@ actor SensorAggregatorNode {
     func ingest(_ datagram: [UInt8]) async {
         let before = engine.counters
         let actions = engine.ingest(datagram, now: unixNow())
+        if engine.counters.accepted > before.accepted, let reading = engine.lastRecorded { publishToFleet(reading) }
         for reason in IngestRejection.allCases where engine.counters.rejections(reason) > before.rejections(reason) {
             let count = engine.counters.rejections(reason)
             // Every line is counted; the log gets the 1st, 2nd, 4th, 8th... of each reason.
@@ -248,7 +251,9 @@ actor SensorAggregatorNode {
         for sensor in engine.config.sensors {
             guard let poll = polls[sensor.id], poll.due <= now, let period = sensor.source.pollSeconds else { continue }
             if let value = sample(sensor, tick: poll.tick) {
-                actions += engine.record(SensorReading(sensor: sensor.id, value: value, time: now), now: now)
+                let reading = SensorReading(sensor: sensor.id, value: value, time: now)
+                actions += engine.record(reading, now: now)
+                if engine.lastRecorded == reading { publishToFleet(reading) }
             }
             let tick = poll.tick + 1
             polls[sensor.id] = (pollStart + Double(tick) * period, tick)
@@ -256,6 +261,11 @@ actor SensorAggregatorNode {
         }
         actions += engine.tick(now: now)
         await perform(actions)
+    }
+
+    /// A recorded reading to `<prefix>/sensors/<id>` (coalesced per sensor by the agent).
+    private func publishToFleet(_ reading: SensorReading) {
+        fleet.publishReading(sensor: reading.sensor, value: reading.value, time: reading.time)
     }
 
     private func sample(_ sensor: SensorConfig, tick: UInt64) -> Double? {

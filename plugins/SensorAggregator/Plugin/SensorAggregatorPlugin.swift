@@ -22,7 +22,8 @@ final class SensorAggregatorPlugin: RolePlugin {
         if manager == nil { context.logger.warning("no peripheral manager: serving the control API only") }
         let node = SensorAggregatorNode(
             config: config, manager: manager, state: context.state, logger: context.logger, events: context.events,
-            now: unixNow())
+            fleet: context.fleet, now: unixNow())
+        context.fleet.declareSensors(config.sensors.map(\.fleetSensor))
         var socket: IngestSocket?
         if let ingest = config.ingest {
             do throws(IngestSocketError) {
