@@ -154,14 +154,19 @@ extension CentralManager {
         if let wanted { scheduleReconnect(wanted, after: nil) }
     }
 
+    /// Delivers a discovery to the scans it matches, after the state lock is released: yielding
+    /// resumes the scan's consumer, which needs that task's status lock, and cancelling the
+    /// consumer holds its status lock while the stream's termination (``endScan(_:)``) takes the
+    /// state lock. Only the backend's event task reports, so each scan still sees its order.
     private func reportDiscovery(_ path: String) {
-        state.withLock { state in
+        let deliveries = state.withLock { state -> [(AsyncStream<Discovery>.Continuation, Discovery)] in
             guard let device = state.mirror.device(at: path), let id = state.mirror.identifier(ofDeviceAt: path) else {
-                return
+                return []
             }
             let discovery = Discovery(
                 identifier: id, name: device.advertisement.localName, rssi: device.rssi,
                 advertisement: device.advertisement)
+            var deliveries: [(AsyncStream<Discovery>.Continuation, Discovery)] = []
             for (token, var scanner) in state.scanners {
                 guard
                     scanner.filter.matches(
@@ -169,10 +174,12 @@ extension CentralManager {
                 else { continue }
                 if !scanner.filter.options.allowDuplicates && scanner.reported[id] == device.advertisement { continue }
                 scanner.reported[id] = device.advertisement
-                scanner.continuation.yield(discovery)
+                deliveries.append((scanner.continuation, discovery))
                 state.scanners[token] = scanner
             }
+            return deliveries
         }
+        for (continuation, discovery) in deliveries { continuation.yield(discovery) }
     }
 
     func deviceLinkChanged(_ path: String) {
