@@ -94,7 +94,8 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [core, "AgentCore", "ControlProtocol", "PaymentTerminalScanner", "SensorAggregator"],
             path: "Tests/Fuzz/Targets", swiftSettings: strict),
-        .executableTarget(name: "blefuzz", dependencies: ["FuzzTargets"], path: "Tests/Fuzz/blefuzz", swiftSettings: strict),
+        .executableTarget(
+            name: "blefuzz", dependencies: ["FuzzTargets"], path: "Tests/Fuzz/blefuzz", swiftSettings: strict),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
         .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),

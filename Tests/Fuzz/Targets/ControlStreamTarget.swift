@@ -46,7 +46,8 @@ enum ControlStreamTarget {
             default: throw FuzzFinding("params \(String(describing: call.params)) accepted from \(line)")
             }
             validateParams(call)
-            reply = RPCMessage.error(id: call.id ?? .null, RPCError(.methodNotFound, "method not found: \(call.method)"))
+            reply = RPCMessage.error(
+                id: call.id ?? .null, RPCError(.methodNotFound, "method not found: \(call.method)"))
         case .reject(let id, let error):
             reply = RPCMessage.error(id: id, error)
         }

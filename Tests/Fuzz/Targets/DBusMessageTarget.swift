@@ -37,8 +37,10 @@ enum DBusMessageTarget {
 
     private static func remarshal(_ arguments: [DBusValue], from input: [UInt8]) throws(FuzzFinding) -> [UInt8] {
         do {
-            return try DBusMessage.signal(path: .root, interface: "org.bleagent.Fuzz", member: "Body", arguments: arguments)
-                .wireBytes()
+            return try DBusMessage.signal(
+                path: .root, interface: "org.bleagent.Fuzz", member: "Body", arguments: arguments
+            )
+            .wireBytes()
         } catch {
             throw FuzzFinding("the body \(arguments) of \(input), accepted by libdbus, does not marshal: \(error)")
         }
@@ -94,7 +96,8 @@ enum DBusMessageTarget {
                 (.string("UUIDs"), .variant(.array(.string, [.string("0000181a-0000-1000-8000-00805f9b34fb")]))),
                 (
                     .string("ManufacturerData"),
-                    .variant(.dictionary(key: .uint16, value: .variant, [(.uint16(0x004C), .variant(.bytes([2, 21])))]))
+                    .variant(
+                        .dictionary(key: .uint16, value: .variant, [(.uint16(0x004C), .variant(.bytes([2, 21])))]))
                 ),
                 (
                     .string("ServiceData"),
@@ -107,9 +110,11 @@ enum DBusMessageTarget {
                 (.string("Connected"), .variant(.boolean(false))),
             ])
         let devicePath: DBusValue = .objectPath(path("/org/bluez/hci0/dev_C0_FF_EE_00_00_01"))
-        let interfaces: DBusValue = .dictionary(key: .string, value: .dictionary(key: .string, value: .variant), [
-            (.string("org.bluez.Device1"), device)
-        ])
+        let interfaces: DBusValue = .dictionary(
+            key: .string, value: .dictionary(key: .string, value: .variant),
+            [
+                (.string("org.bluez.Device1"), device)
+            ])
         let options: DBusValue = .dictionary(
             key: .string, value: .variant,
             [

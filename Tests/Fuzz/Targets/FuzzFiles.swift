@@ -9,7 +9,9 @@ public enum FuzzFiles {
         defer { closedir(handle) }
         var entries: [(name: String, isDirectory: Bool)] = []
         while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name != "." && name != ".." { entries.append((name, entry.pointee.d_type == UInt8(DT_DIR))) }
         }
         return entries.sorted { $0.name < $1.name }

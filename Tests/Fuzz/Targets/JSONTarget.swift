@@ -31,7 +31,8 @@ enum JSONTarget {
             do {
                 again = try JSON(
                     parsing: text,
-                    options: JSONParseOptions(maxDepth: options.maxDepth, maxInputBytes: 1 << 30, largeIntegers: .double))
+                    options: JSONParseOptions(
+                        maxDepth: options.maxDepth, maxInputBytes: 1 << 30, largeIntegers: .double))
             } catch {
                 throw FuzzFinding("\(value) serialised as \(text), which does not parse: \(error)")
             }

@@ -33,7 +33,8 @@ enum PaymentJournalTarget {
             let line = record.line
             try require(line.last == UInt8(ascii: "\n"), "record \(record) writes \(line) without a newline")
             let again = JournalRecord(line: line.dropLast())
-            try require(again == record, "record \(record) writes \(line), which reads back as \(String(describing: again))")
+            try require(
+                again == record, "record \(record) writes \(line), which reads back as \(String(describing: again))")
         }
         _ = JournalState(replaying: contents.records)
     }
@@ -59,7 +60,10 @@ enum PaymentJournalTarget {
             .final(try! TransactionStatus(transactionID: id, state: .approved, reason: .none, authorizationCode: "A1")),
         ]
         let journal = records.flatMap(\.line)
-        return [journal, journal + Array(records[1].line.prefix(20)), records.map { Array($0.json.serialized().utf8) }.joined(separator: [0x0A]).map { $0 }]
+        return [
+            journal, journal + Array(records[1].line.prefix(20)),
+            records.map { Array($0.json.serialized().utf8) }.joined(separator: [0x0A]).map { $0 },
+        ]
     }
 }
 
@@ -92,17 +96,22 @@ enum RestorationStateTarget {
         let central = RestorationState(
             knownPeripherals: [
                 .init(identifier: heartRate, adapter: "hci0", address: "AA:BB:CC:DD:EE:FF", addressType: .random),
-                .init(identifier: terminal, adapter: "hci0", address: "00:1B:DC:00:00:01", addressType: .public, name: "T"),
+                .init(
+                    identifier: terminal, adapter: "hci0", address: "00:1B:DC:00:00:01", addressType: .public, name: "T"
+                ),
             ],
             desiredConnections: [terminal],
             subscriptions: [
-                CharacteristicReference(peripheral: heartRate, service: .heartRate, characteristic: .heartRateMeasurement)
+                CharacteristicReference(
+                    peripheral: heartRate, service: .heartRate, characteristic: .heartRateMeasurement)
             ])
         let peripheral = RestorationState(
             services: [
                 GATTService(
                     uuid: .battery,
-                    characteristics: [GATTCharacteristic(uuid: .batteryLevel, properties: [.read, .notify], value: [99])])
+                    characteristics: [
+                        GATTCharacteristic(uuid: .batteryLevel, properties: [.read, .notify], value: [99])
+                    ])
             ],
             advertising: AdvertisingData(serviceUUIDs: [.battery], localName: "bat"))
         return [central, peripheral].map { Array($0.json.serialized(.pretty).utf8) } + [

@@ -17,7 +17,8 @@ let targetVariable = "BLEFUZZ_TARGET"
     /// libFuzzer's set-up hook: takes the target name off the arguments.
     @_cdecl("LLVMFuzzerInitialize")
     public func fuzzerInitialize(
-        _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>
+        _ argc: UnsafeMutablePointer<CInt>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>
     ) -> CInt {
         if argc.pointee > 1, let first = argv.pointee[1], FuzzTargets.named(String(cString: first)) != nil {
             setenv(targetVariable, first, 1)
