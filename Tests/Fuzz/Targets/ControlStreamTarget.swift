@@ -7,7 +7,7 @@ import PaymentTerminalScanner
 /// cuts it into lines (fed in chunks the input chooses), ``RequestDecoder``
 /// turns each line into a call or the error reply it deserves, and the reply
 /// is serialised as the server writes it; the params of the payment lane's
-/// `pos.*` methods go to the scanner plugin's validators. blectl's reading
+/// `pos.*` methods go to the scanner plugin's schema and typed params. blectl's reading
 /// of a line (``RPCIncoming``) runs on the same lines.
 ///
 /// Checks: the frames do not depend on how the stream was chunked and match
@@ -45,7 +45,7 @@ enum ControlStreamTarget {
             case nil, .object?, .array?: break
             default: throw FuzzFinding("params \(String(describing: call.params)) accepted from \(line)")
             }
-            validateParams(call)
+            try validateParams(call)
             reply = RPCMessage.error(
                 id: call.id ?? .null, RPCError(.methodNotFound, "method not found: \(call.method)"))
         case .reject(let id, let error):
@@ -63,15 +63,22 @@ enum ControlStreamTarget {
         if let json = try? JSON(parsing: line) { _ = RPCIncoming(json) }
     }
 
-    /// The params validators of the methods plugins register.
-    private static func validateParams(_ call: RPCCall) {
-        switch call.method {
-        case "pos.pay": _ = try? PosPayParams(params: call.params)
-        case "pos.transactions": _ = try? PosTransactionsParams(params: call.params)
-        case "pos.select": _ = try? PosSelectParams(params: call.params)
-        case "pos.terminals", "pos.release": _ = try? posValidateNoParams(call.params)
-        default: break
+    /// The payment lane's `pos.*` params: the schema the agent checks before
+    /// the handler runs and the typed params the handler reads must agree.
+    private static func validateParams(_ call: RPCCall) throws(FuzzFinding) {
+        guard let method = PosMethod(rawValue: call.method) else { return }
+        let accepted = (try? method.arguments(call.params)) != nil
+        let typed: Bool
+        switch method {
+        case .pay: typed = (try? PosPayParams(params: call.params)) != nil
+        case .transactions: typed = (try? PosTransactionsParams(params: call.params)) != nil
+        case .select: typed = (try? PosSelectParams(params: call.params)) != nil
+        case .terminals, .release: typed = (try? posValidateNoParams(call.params)) != nil
         }
+        try require(
+            accepted == typed,
+            "\(call.method): the schema \(accepted ? "accepts" : "refuses") \(String(describing: call.params)), "
+                + "the typed params \(typed ? "accept" : "refuse") them")
     }
 
     /// The frames of `stream` read in one piece, from the framer's contract:
