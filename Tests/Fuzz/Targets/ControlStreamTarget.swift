@@ -82,7 +82,8 @@ enum ControlStreamTarget {
     }
 
     /// The frames of `stream` read in one piece, from the framer's contract:
-    /// newline-terminated lines, a trailing CR removed, empty lines skipped,
+    /// newline-terminated lines, a trailing CR removed, lines of JSON
+    /// whitespace only (space, tab, CR) skipped,
     /// a line longer than the limit reported once (also while unfinished).
     static func referenceFrames(_ stream: [UInt8], maxLineBytes: Int) -> [LineFramer.Frame] {
         var frames: [LineFramer.Frame] = []
@@ -94,7 +95,8 @@ enum ControlStreamTarget {
             } else if complete {
                 var line = Array(piece)
                 if line.last == UInt8(ascii: "\r") { line.removeLast() }
-                if !line.isEmpty { frames.append(.line(line)) }
+                let blank: Set<UInt8> = [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r")]
+                if !line.allSatisfy(blank.contains) { frames.append(.line(line)) }
             }
         }
         return frames
