@@ -90,7 +90,8 @@ final class FleetService: Sendable {
                 },
                 drained: { [weak self] in self?.pump() }))
         connection.withLock { $0 = mqtt }
-        let token = bus.observe { [weak self] event in self?.observe(event) }
+        let kinds = settings.events.kinds
+        let token = bus.observe(wants: { kinds.contains($0) }) { [weak self] event in self?.observe(event) }
         busToken.withLock { $0 = token }
         schedule("status", after: settings.statusSeconds) { $0.periodicStatus() }
         schedule("discovery", after: settings.events.discoverySeconds) { $0.periodicDiscovery() }

@@ -133,6 +133,7 @@ do {
         config: config, configPath: configPath, bus: bus, roleHost: roleHost, backends: backends, loop: loop,
         notifier: SystemdNotifier(environment: ProcessEnvironment.current()), locks: locks, log: log)
     try agent.registerBuiltins(in: registry)
+    agent.addStatusSection("central") { central.statusSummary() }
     // The fleet (docs/fleet.md): its MQTT connection lives on the loop; blocking work
     // (the outbox's fsyncs, config writes; DNS and TCP connect) on two threads of its own.
     let fleet = FleetHost(

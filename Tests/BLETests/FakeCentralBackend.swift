@@ -1,8 +1,10 @@
 import BLE
 import Synchronization
 
-/// A scripted ``CentralBackend``: the test feeds events and decides how each
-/// GATT call ends; every call is recorded and announced on ``calls``.
+/// A scripted ``CentralBackend``: the test feeds events (delivered at once,
+/// each followed by the end of a batch; held until the manager attaches) and
+/// decides how each GATT call ends; every call is recorded and announced on
+/// ``calls``.
 final class FakeCentralBackend: CentralBackend {
     enum Call: Hashable, Sendable {
         case requestSnapshot
@@ -16,10 +18,10 @@ final class FakeCentralBackend: CentralBackend {
         case write(String, [UInt8], WriteType)
         case startNotify(String)
         case stopNotify(String)
+        case pauseNotifications(String, Bool)
     }
 
-    let events: AsyncStream<CentralBackendEvent>
-    private let sink: AsyncStream<CentralBackendEvent>.Continuation
+    private let delivery = Mutex<(receiver: CentralEventReceiver?, held: [CentralBackendEvent])>((nil, []))
     let calls: AsyncStream<Call>
     private let callSink: AsyncStream<Call>.Continuation
     private let state = Mutex<
@@ -30,13 +32,36 @@ final class FakeCentralBackend: CentralBackend {
     let answers = Mutex<[Result<[UInt8], BLEError>]>([])
 
     init() {
-        (events, sink) = AsyncStream.makeStream()
         (calls, callSink) = AsyncStream.makeStream()
     }
 
     var log: [Call] { state.withLock { $0.log } }
 
-    func send(_ event: CentralBackendEvent) { sink.yield(event) }
+    func attach(_ receiver: CentralEventReceiver) {
+        delivery.withLock { delivery in
+            delivery.receiver = receiver
+            for event in delivery.held { receiver.receive(event) }
+            delivery.held = []
+        }
+        receiver.batchEnded()
+    }
+
+    /// Delivers `event` (one at a time, in call order) and ends the batch.
+    func send(_ event: CentralBackendEvent) {
+        let receiver = delivery.withLock { delivery -> CentralEventReceiver? in
+            guard let receiver = delivery.receiver else {
+                delivery.held.append(event)
+                return nil
+            }
+            receiver.receive(event)
+            return receiver
+        }
+        receiver?.batchEnded()
+    }
+
+    func setNotificationsPaused(_ paused: Bool, characteristic: String) {
+        record(.pauseNotifications(characteristic, paused))
+    }
 
     /// Resumes the parked call number `index` (0-based among parked calls).
     func finish(_ index: Int, with result: Result<[UInt8], BLEError>) {
@@ -73,7 +98,16 @@ final class FakeCentralBackend: CentralBackend {
         }
         send(.snapshot(tree, serial: nil))
     }
-    func refresh(path: String, interface: String) async throws(BLEError) { record(.refresh(path)) }
+    /// When true, refreshes park like reads (ended by ``finish(_:with:)``).
+    let parkRefreshes = Mutex(false)
+
+    func refresh(path: String, interface: String) async throws(BLEError) {
+        if parkRefreshes.withLock({ $0 }) {
+            _ = try await gattCall(.refresh(path))
+        } else {
+            record(.refresh(path))
+        }
+    }
     func setDiscoveryFilter(adapter: String, _ filter: DiscoveryFilter) async throws(BLEError) {
         record(.setDiscoveryFilter(filter))
     }

@@ -189,4 +189,102 @@ import Testing
         #expect(mirror.services(ofDeviceAt: device).map(\.uuid) == [.heartRate])
         #expect(mirror.characteristics(ofServiceAt: service).map(\.uuid) == [.heartRateMeasurement])
     }
+
+    @Test func aSnapshotArrivingWhileLoadedKeepsWhatNewerDeltasChanged() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.applySnapshot(snapshot, serial: 10, now: t0)
+        let other = "/org/bluez/hci0/dev_11_22_33_44_55_66"
+        mirror.snapshotRequested()
+        // Applied live before the reply (serial 20) is handled: 25 and 26 are newer than it, 15 older.
+        _ = mirror.receive(
+            .propertiesChanged(
+                path: adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(false)], invalidated: []),
+            serial: 15, now: t0)
+        _ = mirror.receive(
+            .propertiesChanged(
+                path: device, interface: BlueZInterface.device, changed: ["RSSI": .int(-20)], invalidated: []),
+            serial: 25, now: t0)
+        _ = mirror.receive(
+            .interfacesAdded(
+                path: other, interfaces: [BlueZInterface.device: ["Address": .string("11:22:33:44:55:66")]]),
+            serial: 26, now: t0)
+        var reply = snapshot
+        reply[adapter]?[BlueZInterface.adapter]?["Powered"] = .bool(false)
+        reply[device]?[BlueZInterface.device]?["RSSI"] = .int(-60)
+        let changes = mirror.applySnapshot(reply, serial: 20, now: t0)
+        #expect(mirror.device(at: device)?.rssi == -20, "the reply is older than the RSSI signal")
+        #expect(mirror.device(at: other) != nil, "nor is a device added after it removed")
+        #expect(changes.isEmpty)
+        // Without a pending request the snapshot is the truth again.
+        let later = mirror.applySnapshot(reply, serial: 40, now: t0)
+        #expect(mirror.device(at: device)?.rssi == -60)
+        #expect(mirror.device(at: other) == nil)
+        #expect(
+            later == [
+                .removed(path: other, interface: BlueZInterface.device),
+                .changed(path: device, interface: BlueZInterface.device, keys: ["RSSI"]),
+            ])
+    }
+
+    @Test func theBufferBeforeTheFirstSnapshotIsBoundedAndItsOverflowAsksForAnotherSnapshot() {
+        var mirror = ObjectTreeMirror(limits: .init(maximumBufferedDeltas: 4))
+        for rssi in 0..<10 {
+            _ = mirror.receive(
+                .propertiesChanged(
+                    path: device, interface: BlueZInterface.device, changed: ["RSSI": .int(Int64(-rssi))],
+                    invalidated: []),
+                serial: UInt32(100 + rssi), now: t0)
+        }
+        #expect(mirror.counters.bufferedDeltasDropped == 8)
+        #expect(mirror.needsSnapshot)
+        _ = mirror.applySnapshot(snapshot, serial: 50, now: t0)
+        #expect(mirror.device(at: device)?.rssi == -9, "what was kept is applied")
+        #expect(mirror.needsSnapshot, "what was dropped needs a fresh snapshot")
+        mirror.snapshotScheduled()
+        #expect(!mirror.needsSnapshot)
+    }
+
+    @Test func indicesFollowEachDeltaWithoutWalkingTheTree() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.applySnapshot([:], now: t0)
+        let service = device + "/service000a"
+        let characteristic = service + "/char000b"
+        let descriptor = characteristic + "/desc000d"
+        _ = mirror.receive(
+            .interfacesAdded(path: device, interfaces: [BlueZInterface.device: deviceProperties(rssi: -40)]), now: t0)
+        #expect(mirror.identifier(ofDeviceAt: device) == nil, "no adapter address yet")
+        _ = mirror.receive(
+            .interfacesAdded(
+                path: adapter, interfaces: [BlueZInterface.adapter: ["Address": .string("00:11:22:33:44:55")]]),
+            now: t0)
+        let id = PeripheralIdentifier(adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
+        #expect(mirror.identifier(ofDeviceAt: device) == id, "the adapter's address arriving names its devices")
+        #expect(mirror.devicePath(for: id) == device)
+        _ = mirror.receive(
+            .interfacesAdded(path: service, interfaces: [BlueZInterface.gattService: ["UUID": .string("180d")]]),
+            now: t0)
+        _ = mirror.receive(
+            .interfacesAdded(
+                path: characteristic, interfaces: [BlueZInterface.gattCharacteristic: ["UUID": .string("2a37")]]),
+            now: t0)
+        _ = mirror.receive(
+            .interfacesAdded(path: descriptor, interfaces: [BlueZInterface.gattDescriptor: ["UUID": .string("2902")]]),
+            now: t0)
+        #expect(mirror.services(ofDeviceAt: device).map(\.path) == [service])
+        #expect(mirror.characteristics(ofServiceAt: service).map(\.uuid) == [.heartRateMeasurement])
+        #expect(mirror.descriptors(ofCharacteristicAt: characteristic).map(\.path) == [descriptor])
+        #expect(mirror.devices(ofAdapter: adapter).map(\.path) == [device])
+        _ = mirror.receive(
+            .propertiesChanged(
+                path: device, interface: BlueZInterface.device, changed: ["Connected": .bool(true)], invalidated: []),
+            now: t0)
+        #expect(mirror.connectedDevices.map(\.path) == [device])
+        #expect(mirror.prunableDeviceCount == 0, "a connected device is never pruned")
+        _ = mirror.receive(.interfacesRemoved(path: service, interfaces: [BlueZInterface.gattService]), now: t0)
+        #expect(mirror.services(ofDeviceAt: device).isEmpty)
+        _ = mirror.receive(.interfacesRemoved(path: device, interfaces: [BlueZInterface.device]), now: t0)
+        #expect(mirror.devicePath(for: id) == nil)
+        #expect(mirror.connectedDevices.isEmpty)
+        #expect(mirror.deviceCount == 0)
+    }
 }

@@ -10,6 +10,8 @@ final class TestClock: BLEClock {
     }
 
     private let state = Mutex<(now: BLEInstant, next: Int, sleepers: [Sleeper])>((.zero, 0, []))
+    /// Tasks waiting for someone to sleep until a given deadline.
+    private let watchers = Mutex<[(deadline: BLEInstant, continuation: CheckedContinuation<Void, Never>)]>([])
 
     var now: BLEInstant { state.withLock { $0.now } }
 
@@ -25,7 +27,7 @@ final class TestClock: BLEClock {
                     state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
                     return false
                 }
-                if resumeNow { continuation.resume() }
+                if resumeNow { continuation.resume() } else { sleeperArrived(deadline) }
             }
         } onCancel: {
             let sleeper = state.withLock { state -> Sleeper? in
@@ -35,6 +37,29 @@ final class TestClock: BLEClock {
             sleeper?.continuation.resume(throwing: CancellationError())
         }
         try Task.checkCancellation()
+    }
+
+    /// Returns once something sleeps until `deadline` (already, or later): an
+    /// event to wait on instead of a real sleep.
+    func waitForSleeper(until deadline: BLEInstant) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            watchers.withLock { watchers in
+                if state.withLock({ $0.sleepers.contains { $0.deadline == deadline } }) {
+                    continuation.resume()
+                } else {
+                    watchers.append((deadline, continuation))
+                }
+            }
+        }
+    }
+
+    private func sleeperArrived(_ deadline: BLEInstant) {
+        let due = watchers.withLock { watchers in
+            let due = watchers.filter { $0.deadline == deadline }
+            watchers.removeAll { $0.deadline == deadline }
+            return due
+        }
+        for watcher in due { watcher.continuation.resume() }
     }
 
     /// Moves time forward by `duration`, waking every sleeper whose deadline passed.

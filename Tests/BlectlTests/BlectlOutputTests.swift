@@ -158,6 +158,7 @@ struct BlectlOutputTests {
                   "central.scan.start",
                   "central.scan.stop",
                   "central.services",
+                  "central.stats",
                   "central.subscribe",
                   "central.unsubscribe",
                   "central.write",

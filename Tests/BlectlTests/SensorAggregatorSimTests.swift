@@ -39,7 +39,7 @@ struct SensorAggregatorSimTests {
 
     /// The values `stream` yields until `wanted` (included) or `limit` passes.
     static func values(
-        of stream: AsyncStream<[UInt8]>, until wanted: [UInt8], within limit: Duration
+        of stream: NotificationStream, until wanted: [UInt8], within limit: Duration
     ) async -> [[UInt8]] {
         await withTaskGroup(of: [[UInt8]]?.self) { group in
             group.addTask {

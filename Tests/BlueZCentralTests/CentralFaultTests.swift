@@ -266,7 +266,7 @@ struct CentralFaultTests {
     /// at most one jump forward (the counter ran on while the link was down), none repeated; and
     /// BlueZ saw exactly one new subscription (NotifyAcquired or Notifying true).
     static func expectRestoredOnce(
-        _ values: inout AsyncStream<[UInt8]>.Iterator, subscribes: Counter
+        _ values: inout NotificationStream.AsyncIterator, subscribes: Counter
     ) async throws {
         let after = await FaultRig.take(100, from: &values)
         #expect(after.count == 100)

@@ -99,7 +99,8 @@ final class FakeBlueZ: Sendable {
 /// The first element of `stream` satisfying `predicate`, or nil when the
 /// stream ends or `seconds` pass (a generous bound that only ends a failing test).
 func first<Element: Sendable>(
-    _ stream: AsyncStream<Element>, within seconds: Int = 20, where predicate: @escaping @Sendable (Element) -> Bool
+    _ stream: some AsyncSequence<Element, Never> & Sendable, within seconds: Int = 20,
+    where predicate: @escaping @Sendable (Element) -> Bool
 ) async -> Element? {
     await withTaskGroup(of: Element?.self) { group in
         group.addTask {

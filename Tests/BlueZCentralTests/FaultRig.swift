@@ -92,7 +92,7 @@ struct FaultRig {
     }
 
     /// Finds HRM-C on `scan` and returns it.
-    static func findHRM(_ central: CentralManager, on scan: AsyncStream<Discovery>) async throws -> Peripheral {
+    static func findHRM(_ central: CentralManager, on scan: DiscoveryStream) async throws -> Peripheral {
         guard let found = await first(scan, where: { $0.name == "HRM-C" }),
             let peripheral = central.retrievePeripherals(withIdentifiers: [found.identifier]).first
         else { throw Failure("HRM-C not found") }
@@ -144,7 +144,7 @@ struct FaultRig {
     /// The events of `stream` up to the first point where `done` holds for
     /// all seen so far (all of them if the stream ends or 20 s pass first).
     static func collect<Element: Sendable>(
-        _ stream: AsyncStream<Element>, until done: @escaping @Sendable ([Element]) -> Bool
+        _ stream: some AsyncSequence<Element, Never> & Sendable, until done: @escaping @Sendable ([Element]) -> Bool
     ) async -> [Element] {
         let seen = Collected<Element>()
         await withTaskGroup(of: Void.self) { group in
@@ -170,7 +170,7 @@ struct FaultRig {
     }
 
     /// The next `n` values of `stream` as counts (fewer if it ends or 20 s pass).
-    static func take(_ n: Int, from iterator: inout AsyncStream<[UInt8]>.Iterator) async -> [Int] {
+    static func take(_ n: Int, from iterator: inout NotificationStream.AsyncIterator) async -> [Int] {
         var values: [Int] = []
         while values.count < n, let value = await iterator.next() { values.append(count(value)) }
         return values

@@ -9,7 +9,9 @@
 #      Heart Rate Measurement notifications;
 #   3. Bleak (the host-made virtualenv .build/venv-bleak) against p's aggregator: BTHome decoded,
 #      connect, read Temperature, notifications (Tests/Bleak/aggregator.py);
-#   1. c against p's aggregator: scan, connect, discover, read, write (with response; without response
+#   1. c against p's aggregator: scan, connect (with an unfiltered scan running: c lists and reports none
+#      of PERIPHERAL_HCI's devices, such as the Device1 bluetoothd makes there for c), discover, read,
+#      write (with response; without response
 #      to Config refused before BlueZ), notifications, a link dropped from the
 #      peripheral side and restored with every subscription restored exactly once;
 #   4. bluetoothd stopped and started again under both agents: p registers its application and
@@ -125,7 +127,19 @@ check "blectl scan start (ESS filter)" ctl c scan start --service 181a
 expect_within 90 "scan found gw-vm" device_seen gw-vm
 GW=$(device_id gw-vm)
 echo "gw-vm: $GW; rssi as listed: $(jctl c devices | jq -c --arg id "$GW" '.devices[] | select(.id == $id) | .rssi')"
+# Adapter scoping: an unfiltered scan while c connects. bluetoothd then makes a Device1 under
+# PERIPHERAL_HCI for the central that connected in; c (on CENTRAL_HCI) must neither report nor list it.
+check "blectl scan start (no filter, for adapter scoping)" ctl c scan start
 check "connect gw-vm" ctl c connect "$GW"
+expect_within 10 "$PERIPHERAL_HCI has a Device1 for the central ($C_ADDR), connected" dev_connected "$PERIPHERAL_HCI" "$C_ADDR"
+scoped=$(jctl c devices)
+echo "central.devices: $(jq -c '[.devices[] | {name, connected}]' <<< "$scoped")"
+check "adapter scoping: c lists one connected device, gw-vm, not $PERIPHERAL_HCI's Device1 for itself" json_ok "$scoped" \
+    "[.devices[] | select(.connected)] | length == 1 and .[0].id == \"$GW\""
+stats=$(jctl c call central.stats)
+echo "central.stats: $(jq -c '.manager | {advertisementReports, otherAdapterReports, mirror: .mirror.devices}' <<< "$stats")"
+check "adapter scoping: c counted $PERIPHERAL_HCI's devices as another adapter's" json_ok "$stats" \
+    '.manager.otherAdapterReports > 0 and .controlScan.reports > 0'
 services=$(jctl c services "$GW")
 echo "services: $(echo "$services" | jq -c '[.services[].uuid]')"
 check "discover: ESS, Battery, Device Information and the Aggregates service" json_ok "$services" \

@@ -60,10 +60,10 @@ final class BenchCentral: Sendable {
         _ = await stopScan()
         let stream = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: allowDuplicates))
         let task = Task { [self] in
-            for await _ in stream {
+            for await discovery in stream {
                 state.withLock { state in
                     state.discoveries += 1
-                    state.reports += 1
+                    state.reports += discovery.reportCount
                 }
             }
         }

@@ -42,33 +42,55 @@ public struct AdvertisementData: Hashable, Sendable {
     /// so the same properties always give an equal value.
     public init(device1 properties: PropertyMap) {
         self.init()
-        let address = properties["Address"]?.stringValue
-        if let name = properties["Name"]?.stringValue {
-            localName = name
-        } else if let alias = properties["Alias"]?.stringValue, !Self.isMadeUpAlias(alias, address: address) {
-            localName = alias
-        }
-        serviceUUIDs = (properties["UUIDs"]?.stringsValue ?? []).compactMap { BluetoothUUID($0) }
-        if let entries = properties["ManufacturerData"]?.dictionaryValue {
-            let pairs = entries.compactMap { key, value -> (UInt16, [UInt8])? in
-                guard let id = key.intValue, let company = UInt16(exactly: id), let bytes = value.bytesValue
-                else { return nil }
-                return (company, bytes)
+        update(device1: properties, keys: Self.device1Keys)
+    }
+
+    /// The Device1 properties the advertisement is read from.
+    static let device1Keys = [
+        "Name", "UUIDs", "ManufacturerData", "ServiceData", "TxPower", "AdvertisingFlags",
+    ]
+
+    /// Reads again the fields that depend on the Device1 properties `keys`
+    /// (the others are kept), as ``init(device1:)`` reads them.
+    mutating func update(device1 properties: PropertyMap, keys: [String]) {
+        for key in keys {
+            switch key {
+            case "Name", "Alias", "Address":
+                let address = properties["Address"]?.stringValue
+                if let name = properties["Name"]?.stringValue {
+                    localName = name
+                } else if let alias = properties["Alias"]?.stringValue, !Self.isMadeUpAlias(alias, address: address) {
+                    localName = alias
+                } else {
+                    localName = nil
+                }
+            case "UUIDs":
+                serviceUUIDs = (properties["UUIDs"]?.stringsValue ?? []).compactMap { BluetoothUUID($0) }
+            case "ManufacturerData":
+                let entries = properties["ManufacturerData"]?.dictionaryValue ?? [:]
+                let pairs = entries.compactMap { key, value -> (UInt16, [UInt8])? in
+                    guard let id = key.intValue, let company = UInt16(exactly: id), let bytes = value.bytesValue
+                    else { return nil }
+                    return (company, bytes)
+                }
+                manufacturerData = OrderedMap(pairs.sorted { $0.0 < $1.0 })
+            case "ServiceData":
+                let entries = properties["ServiceData"]?.dictionaryValue ?? [:]
+                let pairs = entries.compactMap { key, value -> (BluetoothUUID, [UInt8])? in
+                    guard let text = key.stringValue, let uuid = BluetoothUUID(text), let bytes = value.bytesValue
+                    else { return nil }
+                    return (uuid, bytes)
+                }
+                serviceData = OrderedMap(pairs.sorted { $0.0 < $1.0 })
+            case "TxPower":
+                txPower = properties["TxPower"]?.intValue.map { Int($0) }
+            case "AdvertisingFlags":
+                isConnectable = properties["AdvertisingFlags"]?.bytesValue?.first.map {
+                    !AdvertisingFlags(rawValue: $0).isDisjoint(with: [.generalDiscoverable, .limitedDiscoverable])
+                }
+            default:
+                break
             }
-            manufacturerData = OrderedMap(pairs.sorted { $0.0 < $1.0 })
-        }
-        if let entries = properties["ServiceData"]?.dictionaryValue {
-            let pairs = entries.compactMap { key, value -> (BluetoothUUID, [UInt8])? in
-                guard let text = key.stringValue, let uuid = BluetoothUUID(text), let bytes = value.bytesValue
-                else { return nil }
-                return (uuid, bytes)
-            }
-            serviceData = OrderedMap(pairs.sorted { $0.0 < $1.0 })
-        }
-        if let power = properties["TxPower"]?.intValue { txPower = Int(power) }
-        if let flags = properties["AdvertisingFlags"]?.bytesValue, let first = flags.first {
-            let discoverable = AdvertisingFlags(rawValue: first)
-            isConnectable = !discoverable.isDisjoint(with: [.generalDiscoverable, .limitedDiscoverable])
         }
     }
 

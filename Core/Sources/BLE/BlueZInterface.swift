@@ -55,4 +55,11 @@ public enum ObjectTreeChange: Hashable, Sendable {
     /// (e.g. a device it pruned that advertises again): the shell should read
     /// all its properties (Properties.GetAll) and feed them as InterfacesAdded.
     case needsRefresh(path: String, interface: String)
+
+    /// The object path the change is about.
+    public var path: String {
+        switch self {
+        case .added(let path, _), .changed(let path, _, _), .removed(let path, _), .needsRefresh(let path, _): path
+        }
+    }
 }

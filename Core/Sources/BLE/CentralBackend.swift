@@ -29,7 +29,27 @@ public enum CentralBackendEvent: Hashable, Sendable {
     case writeWithoutResponseFlow(devicePath: String, canSend: Bool)
 }
 
-/// What the BlueZ backend (next session, over D-Bus) implements for
+/// Where a ``CentralBackend`` delivers its events: the manager, called
+/// synchronously on the backend's own threads (the D-Bus connection's thread
+/// for signals), with no buffer in between.
+public struct CentralEventReceiver: Sendable {
+    /// Applies one event. Quick and never blocking: it runs between the
+    /// backend's reads, so its cost is the backpressure on the bus.
+    public var receive: @Sendable (CentralBackendEvent) -> Void
+    /// A run of events ended: consumers waiting for what it produced are woken
+    /// now (once per run, not once per event).
+    public var batchEnded: @Sendable () -> Void
+
+    /// A receiver of events.
+    public init(
+        receive: @escaping @Sendable (CentralBackendEvent) -> Void, batchEnded: @escaping @Sendable () -> Void
+    ) {
+        self.receive = receive
+        self.batchEnded = batchEnded
+    }
+}
+
+/// What a backend (BlueZ over D-Bus, or a fake) implements for
 /// ``CentralManager``. Every call maps one BlueZ method; failures are
 /// ``BLEError``s built with ``BLEError/init(bluez:)`` so the BlueZ error name
 /// is kept, and `org.bluez.Error.InProgress` must come back as code
@@ -37,10 +57,20 @@ public enum CentralBackendEvent: Hashable, Sendable {
 ///
 /// The backend subscribes to InterfacesAdded/InterfacesRemoved/
 /// PropertiesChanged and NameOwnerChanged *before* calling GetManagedObjects,
-/// and yields everything on ``events`` in the order it was received.
+/// and delivers everything to the receiver given to ``attach(_:)`` in the
+/// order it was received.
 public protocol CentralBackend: Sendable {
-    /// The event stream; consumed by one manager.
-    var events: AsyncStream<CentralBackendEvent> { get }
+    /// Starts delivering events to `receiver` (called once, by the manager
+    /// that owns the backend): `receive` for each event in order, never two
+    /// at once, then `batchEnded` after each run of events. Of what happened
+    /// before, only bluetoothd's presence is delivered (the manager then asks
+    /// for a snapshot, which holds everything signalled earlier).
+    func attach(_ receiver: CentralEventReceiver)
+    /// Stops (true) or resumes (false) reading the notifications of
+    /// `characteristic` while its consumers are behind: backpressure on an
+    /// AcquireNotify socket. Transports that cannot pause (StartNotify values
+    /// on the bus) ignore it.
+    func setNotificationsPaused(_ paused: Bool, characteristic: String)
     /// Calls GetManagedObjects again; the reply comes as ``CentralBackendEvent/snapshot(_:serial:)``.
     func requestSnapshot() async throws(BLEError)
     /// Properties.GetAll on `interface` at `path`; the result comes as an

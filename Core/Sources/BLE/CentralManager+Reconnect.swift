@@ -62,7 +62,7 @@ extension CentralManager {
             guard let manager = weakManager() else { return }
             let path = manager.state.withLock { state -> String? in
                 guard state.machine.state == .poweredOn, state.desiredConnections.contains(id),
-                    let path = state.mirror.devicePath(for: id), let device = state.mirror.device(at: path),
+                    let path = state.devicePath(for: id), let device = state.mirror.device(at: path),
                     !device.connected
                 else { return nil }
                 state.peripheralStates[id] = .connecting

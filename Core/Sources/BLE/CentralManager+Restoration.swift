@@ -3,7 +3,7 @@ extension CentralManager {
     func restorationSnapshot() -> RestorationState {
         state.withLock { state in
             for id in state.desiredConnections where state.known[id] == nil {
-                guard let path = state.mirror.devicePath(for: id), let device = state.mirror.device(at: path),
+                guard let path = state.devicePath(for: id), let device = state.mirror.device(at: path),
                     let adapter = state.mirror.objects[device.adapterPath]?[BlueZInterface.adapter]?["Address"]?
                         .stringValue
                 else { continue }

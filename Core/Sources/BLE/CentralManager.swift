@@ -7,6 +7,13 @@ import Synchronization
 /// D-Bus, or a fake in tests) and keeps its own state: the object-tree mirror,
 /// one shared discovery session, one operation queue per peripheral, and the
 /// subscriptions it restores after each reconnect.
+///
+/// The backend hands it each event synchronously (no queue in between); the
+/// manager applies it to the mirror in time proportional to the event and
+/// puts what consumers need in their bounded queues, waking them once per
+/// batch of events. It sees, reports and drives only the devices of its
+/// adapter (Device1.Adapter). Every queue and stream it feeds has a bound, an
+/// overflow policy and a counter (``statistics``).
 public final class CentralManager: Sendable {
     /// Settings.
     public struct Options: Sendable {
@@ -16,6 +23,11 @@ public final class CentralManager: Sendable {
         public var operationPolicy: OperationQueue.Policy
         /// Bounds of the mirrored tree.
         public var mirrorLimits: ObjectTreeMirror.Limits
+        /// How many discoveries each scan's queue holds (one per peripheral
+        /// at most; see ``DiscoveryStream``).
+        public var scanQueueCapacity: Int
+        /// How many values each notification stream holds (see ``NotificationStream``).
+        public var notificationQueueCapacity: Int
         /// How long connect and service discovery may take.
         public var connectTimeout: Duration
         /// Where to persist known peripherals, desired connections and
@@ -29,11 +41,14 @@ public final class CentralManager: Sendable {
         public init(
             adapter: String? = nil, operationPolicy: OperationQueue.Policy = .init(),
             mirrorLimits: ObjectTreeMirror.Limits = .init(), connectTimeout: Duration = .seconds(30),
-            restoration: RestorationStore? = nil, reconnectPolicy: ReconnectPolicy = .init()
+            restoration: RestorationStore? = nil, reconnectPolicy: ReconnectPolicy = .init(),
+            scanQueueCapacity: Int? = nil, notificationQueueCapacity: Int = 1024
         ) {
             self.adapter = adapter
             self.operationPolicy = operationPolicy
             self.mirrorLimits = mirrorLimits
+            self.scanQueueCapacity = max(1, scanQueueCapacity ?? mirrorLimits.maximumDevices)
+            self.notificationQueueCapacity = max(2, notificationQueueCapacity)
             self.connectTimeout = connectTimeout
             self.restoration = restoration
             self.reconnectPolicy = reconnectPolicy
@@ -64,6 +79,21 @@ public final class CentralManager: Sendable {
         var currentDeltaSerial: UInt32?
         var reconnects: [PeripheralIdentifier: Reconnect] = [:]
         var nextReconnectToken: UInt64 = 0
+        var refreshes = RefreshQueue()
+        var refreshTasks: [RefreshQueue.Request: Task<Void, Never>] = [:]
+        var snapshotRequest = SnapshotRequest()
+        var pruneTimer: (deadline: BLEInstant, task: Task<Void, Never>)?
+        var notifications = NotificationRoutes()
+        /// Wake-ups of consumers owed at the end of the backend's batch.
+        var wakes: [@Sendable () -> Void] = []
+        var statistics = CentralStatistics()
+    }
+
+    /// GetManagedObjects calls: one at a time, a second request while one is
+    /// on its way runs after it.
+    struct SnapshotRequest: Sendable {
+        var running: Task<Void, Never>?
+        var again = false
     }
 
     /// A running reconnect loop; the token tells a replaced loop from its successor.
@@ -80,23 +110,25 @@ public final class CentralManager: Sendable {
 
     struct Scanner: Sendable {
         var filter: ScanFilter
-        var continuation: AsyncStream<Discovery>.Continuation
-        var reported: [PeripheralIdentifier: AdvertisementData] = [:]
+        let queue: AsyncQueue<CoalescingBuffer<PeripheralIdentifier, Discovery>>
+        /// What was last reported per device path (without duplicates only);
+        /// entries go with the device, so it is bounded like the mirror.
+        var reported: [String: AdvertisementData] = [:]
     }
 
     let backend: any CentralBackend
     let clock: any BLEClock
     let options: Options
     let state: Mutex<State>
-    let stateBroadcast = Broadcast<ManagerState>()
-    let connectionBroadcast = Broadcast<ConnectionEvent>()
-    let treeBroadcast = Broadcast<Void>()
-    let notificationBroadcast = Broadcast<(CharacteristicReference, [UInt8])>()
-    let flowBroadcast = Broadcast<String>()
+    let stateBroadcast = Broadcast<ManagerState>(capacity: 64)
+    let connectionBroadcast = Broadcast<ConnectionEvent>(capacity: 1024)
+    /// "The tree changed": a waiter only looks again, so one pending value is enough.
+    let treeBroadcast = Broadcast<Void>(capacity: 1)
+    let flowBroadcast = Broadcast<String>(capacity: 64)
     /// A subscription's start settled (confirmed or failed) on some link.
-    let subscriptionBroadcast = Broadcast<CharacteristicReference>()
+    let subscriptionBroadcast = Broadcast<CharacteristicReference>(capacity: 256)
     /// Subscriptions turned on or off, by a caller or a restore.
-    let notificationStateBroadcast = Broadcast<NotificationStateChange>()
+    let notificationStateBroadcast = Broadcast<NotificationStateChange>(capacity: 256)
     private let pump = Mutex<[Task<Void, Never>]>([])
     let persistence = Mutex<Void>(())
 
@@ -106,6 +138,8 @@ public final class CentralManager: Sendable {
     /// connected again and its subscriptions restored once each link is up.
     public let restoredState: RestorationLoad
     private let discoveryCommands: AsyncStream<(adapter: String, action: DiscoverySession.Action)>.Continuation
+    /// Discovery calls dropped because 1,024 were waiting for BlueZ.
+    let droppedDiscoveryCommands = Atomic<Int>(0)
 
     /// A manager over `backend`; it starts consuming the backend's events at once.
     public init(backend: any CentralBackend, options: Options = Options(), clock: any BLEClock = SystemBLEClock()) {
@@ -128,15 +162,9 @@ public final class CentralManager: Sendable {
         }
         self.restoredState = loaded
         self.state = Mutex(initial)
-        let (commands, commandSink) = AsyncStream<(adapter: String, action: DiscoverySession.Action)>.makeStream()
+        let (commands, commandSink) = AsyncStream<(adapter: String, action: DiscoverySession.Action)>.makeStream(
+            bufferingPolicy: .bufferingOldest(1024))
         self.discoveryCommands = commandSink
-        let events = backend.events
-        let eventTask = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                self.handle(event)
-            }
-        }
         let commandTask = Task {
             for await (adapter, action) in commands {
                 switch action {
@@ -146,12 +174,23 @@ public final class CentralManager: Sendable {
                 }
             }
         }
-        pump.withLock { $0 = [eventTask, commandTask] }
+        pump.withLock { $0 = [commandTask] }
+        backend.attach(
+            CentralEventReceiver(
+                receive: { [weak self] event in self?.handle(event) },
+                batchEnded: { [weak self] in self?.wakeConsumers() }))
     }
 
     deinit {
         discoveryCommands.finish()
         pump.withLock { tasks in tasks.forEach { $0.cancel() } }
+        let queues = state.withLock { state in
+            state.refreshTasks.values.forEach { $0.cancel() }
+            state.snapshotRequest.running?.cancel()
+            state.pruneTimer?.task.cancel()
+            return state.scanners.values.map(\.queue)
+        }
+        queues.forEach { $0.finish() }
     }
 
     /// The current state.
@@ -169,50 +208,54 @@ public final class CentralManager: Sendable {
 
     /// Starts scanning; discoveries arrive on the returned stream, each
     /// peripheral once unless its advertisement changes (or every time with
-    /// ``ScanOptions/allowDuplicates``). Ending the stream's iteration (or
-    /// ``stopScan()``) stops this scan; BlueZ discovery stops with the last scan.
+    /// ``ScanOptions/allowDuplicates``). Only devices of the manager's adapter
+    /// are reported. A consumer that falls behind gets each peripheral's
+    /// newest report with the count it stands for (``DiscoveryStream``).
+    /// Ending the stream's iteration (or ``stopScan()``) stops this scan;
+    /// BlueZ discovery stops with the last scan.
     ///
     /// - Throws: the state's refusal unless poweredOn.
     public func scanForPeripherals(
         withServices services: [BluetoothUUID]? = nil, options: ScanOptions = ScanOptions()
-    ) throws(BLEError) -> AsyncStream<Discovery> {
-        let (stream, continuation) = AsyncStream<Discovery>.makeStream(bufferingPolicy: .unbounded)
+    ) throws(BLEError) -> DiscoveryStream {
+        let capacity = self.options.scanQueueCapacity
+        let queue = AsyncQueue(CoalescingBuffer<PeripheralIdentifier, Discovery>(capacity: capacity))
         let filter = ScanFilter(services: services, options: options)
         let token: DiscoverySession.Token = try state.withLock { state throws(BLEError) in
             if let refusal = state.machine.state.refusal { throw refusal }
             let (token, actions) = state.discovery.add(filter)
-            state.scanners[token] = Scanner(filter: filter, continuation: continuation)
+            state.scanners[token] = Scanner(filter: filter, queue: queue)
             perform(actions, adapter: state.machine.adapterPath)
             return token
         }
-        continuation.onTermination = { [weak self] _ in self?.endScan(token) }
-        return stream
+        queue.setOnTermination { [weak self] in self?.endScan(token) }
+        return DiscoveryStream(queue: queue, lifetime: QueueLifetime { queue.finish() }, capacity: capacity)
     }
 
     /// Stops every scan and ends their streams.
     public func stopScan() {
-        let continuations = state.withLock { state in state.scanners.values.map(\.continuation) }
-        for continuation in continuations { continuation.finish() }
+        let queues = state.withLock { state in state.scanners.values.map(\.queue) }
+        for queue in queues { queue.finish() }
     }
 
     /// Whether any scan is running.
     public var isScanning: Bool { state.withLock { $0.discovery.isActive } }
 
-    /// The peripherals with these identifiers that the mirror knows.
+    /// The peripherals with these identifiers that the mirror knows under the manager's adapter.
     public func retrievePeripherals(withIdentifiers identifiers: [PeripheralIdentifier]) -> [Peripheral] {
-        let known = state.withLock { state in
-            Set(state.mirror.devices.compactMap { state.mirror.identifier(ofDeviceAt: $0.path) })
-        }
-        return identifiers.filter { known.contains($0) }.map { Peripheral(identifier: $0, central: self) }
+        let known = state.withLock { state in identifiers.filter { state.devicePath(for: $0) != nil } }
+        return known.map { Peripheral(identifier: $0, central: self) }
     }
 
-    /// The connected peripherals offering any of `services` (all connected ones for an empty list).
+    /// The connected peripherals of the manager's adapter offering any of
+    /// `services` (all connected ones for an empty list).
     public func retrieveConnectedPeripherals(withServices services: [BluetoothUUID]) -> [Peripheral] {
+        let wanted = Set(services)
         let ids = state.withLock { state in
-            state.mirror.devices.filter { device in
-                device.connected
-                    && (services.isEmpty
-                        || !Set(services).isDisjoint(with: state.mirror.services(ofDeviceAt: device.path).map(\.uuid)))
+            state.mirror.connectedDevices.filter { device in
+                state.isInScope(device)
+                    && (wanted.isEmpty
+                        || !wanted.isDisjoint(with: state.mirror.services(ofDeviceAt: device.path).map(\.uuid)))
             }.compactMap { state.mirror.identifier(ofDeviceAt: $0.path) }
         }
         return ids.map { Peripheral(identifier: $0, central: self) }
@@ -224,7 +267,7 @@ public final class CentralManager: Sendable {
         let id = peripheral.identifier
         let path: String = try state.withLock { state throws(BLEError) in
             if let refusal = state.machine.state.refusal { throw refusal }
-            guard let path = state.mirror.devicePath(for: id) else {
+            guard let path = state.devicePath(for: id) else {
                 throw BLEError(.notConnected, message: "unknown peripheral")
             }
             state.desiredConnections.insert(id)
@@ -248,7 +291,7 @@ public final class CentralManager: Sendable {
         let path = state.withLock { state -> String? in
             state.desiredConnections.remove(id)
             state.reconnects.removeValue(forKey: id)?.task.cancel()
-            guard let path = state.mirror.devicePath(for: id) else { return nil }
+            guard let path = state.devicePath(for: id) else { return nil }
             if state.peripheralStates[id] == .connected { state.peripheralStates[id] = .disconnecting }
             return path
         }
@@ -259,7 +302,10 @@ public final class CentralManager: Sendable {
 
     func endScan(_ token: DiscoverySession.Token) {
         state.withLock { state in
-            state.scanners[token] = nil
+            guard let scanner = state.scanners.removeValue(forKey: token) else { return }
+            var ended = scanner.queue.counters
+            ended.waiting = 0
+            state.statistics.scans = state.statistics.scans + ended
             perform(state.discovery.remove(token), adapter: state.machine.adapterPath)
         }
     }
@@ -268,6 +314,31 @@ public final class CentralManager: Sendable {
     /// decided; called under the state lock so the order is the decision order.
     func perform(_ actions: [DiscoverySession.Action], adapter: String?) {
         guard let adapter else { return }
-        for action in actions { discoveryCommands.yield((adapter, action)) }
+        for action in actions {
+            if case .dropped = discoveryCommands.yield((adapter, action)) {
+                droppedDiscoveryCommands.wrappingAdd(1, ordering: .relaxed)
+            }
+        }
+    }
+}
+
+extension CentralManager.State {
+    /// Whether `device` belongs to the manager's adapter (Device1.Adapter).
+    func isInScope(_ device: DeviceModel) -> Bool {
+        machine.adapterPath != nil && device.adapterPath == machine.adapterPath
+    }
+
+    /// The path of the device `id` names, if the mirror holds it under the manager's adapter.
+    func devicePath(for id: PeripheralIdentifier) -> String? {
+        guard let path = mirror.devicePath(for: id), let device = mirror.device(at: path), isInScope(device) else {
+            return nil
+        }
+        return path
+    }
+
+    /// The device at `path`, if it is complete and of the manager's adapter.
+    func scopedDevice(at path: String) -> DeviceModel? {
+        guard let device = mirror.device(at: path), isInScope(device) else { return nil }
+        return device
     }
 }

@@ -1,65 +1,156 @@
-/// The mirror of bluetoothd's object tree as a pure reducer.
+/// The mirror of bluetoothd's object tree as a pure reducer, in the shape of
+/// Bleak's BlueZ manager: one dictionary path → interface → properties,
+/// updated in place, with indices kept beside it (the children of each
+/// path, the services of a device, the characteristics of a service, the
+/// descriptors of a characteristic, the devices of an adapter, identifier ↔
+/// path, the typed view of each device), so a signal costs in proportion to
+/// what it changes and no query walks the tree.
 ///
 /// The shell subscribes to InterfacesAdded, InterfacesRemoved and
 /// PropertiesChanged *before* calling GetManagedObjects, then feeds both here.
-/// Deltas that arrive before the snapshot is applied are buffered. When the
-/// shell knows the D-Bus serial of each message (bluetoothd numbers its
-/// signals and replies from one counter, in order), buffered deltas with a
-/// serial lower than the snapshot reply's are already contained in the
-/// snapshot and are dropped, the others are applied after it: nothing is lost
-/// and nothing doubled. Without serials the buffered deltas are replayed on
-/// top of the snapshot; every operation is idempotent and a change is only
-/// reported when a value actually differs, with one exception: a
-/// characteristic's `Value` in a live PropertiesChanged (received after the
-/// snapshot, or buffered with a serial newer than it) is always reported.
-/// bluetoothd signals every notification and indication that way, and a
-/// peer may send the same bytes twice (a re-indicated status, a sensor
-/// reading that did not move): each is an event, not a state.
+/// Deltas that arrive before the snapshot is applied are buffered (at most
+/// ``Limits/maximumBufferedDeltas``; past that the buffer is dropped, counted
+/// in ``Counters/bufferedDeltasDropped``, and ``needsSnapshot`` asks for a
+/// fresh snapshot). When the shell knows the D-Bus serial of each message
+/// (bluetoothd numbers its signals and replies from one counter, in order),
+/// buffered deltas with a serial lower than the snapshot reply's are already
+/// contained in the snapshot and are dropped, the others are applied after
+/// it: nothing is lost and nothing doubled. Without serials the buffered
+/// deltas are replayed on top of the snapshot; every operation is idempotent
+/// and a change is only reported when a value actually differs, with one
+/// exception: a characteristic's `Value` in a live PropertiesChanged
+/// (received after the snapshot, or buffered with a serial newer than it) is
+/// always reported. bluetoothd signals every notification and indication that
+/// way, and a peer may send the same bytes twice (a re-indicated status, a
+/// sensor reading that did not move): each is an event, not a state.
+///
+/// A snapshot that arrives while the mirror is loaded (the shell asked for it
+/// with ``snapshotRequested()``) keeps, path by path, what live deltas newer
+/// than its reply changed meanwhile: the reply is older than they are.
 ///
 /// The mirror is bounded: ``prune(now:)`` drops devices that are neither
-/// connected nor paired and have not been heard from within
-/// ``Limits/staleDeviceAge``, and the oldest such devices beyond
-/// ``Limits/maximumDevices``, together with the objects below them.
+/// connected nor paired and have not been heard from (no signal about their
+/// Device1) within ``Limits/staleDeviceAge``, and the least recently heard
+/// such devices beyond ``Limits/maximumDevices``, together with the objects
+/// below them. It looks only at the oldest devices (a ``RecencyList``), so
+/// pruning costs nothing while nothing is due.
 public struct ObjectTreeMirror: Sendable {
-    /// Bounds on the mirrored devices.
+    /// Bounds on the mirrored devices and the buffered deltas.
     public struct Limits: Hashable, Sendable {
-        /// Unconnected, unpaired devices not heard from for this long are dropped.
+        /// Unconnected, unpaired devices not heard from for this long are
+        /// dropped (bluetoothd's TemporaryTimeout is 30 s).
         public var staleDeviceAge: Duration
         /// At most this many unconnected, unpaired devices are kept.
         public var maximumDevices: Int
+        /// At most this many deltas are buffered before the first snapshot.
+        public var maximumBufferedDeltas: Int
 
-        /// Limits; by default 3 minutes and 1000 devices.
-        public init(staleDeviceAge: Duration = .seconds(180), maximumDevices: Int = 1000) {
+        /// Limits; by default 30 seconds, 16,384 devices and 16,384 buffered deltas.
+        public init(
+            staleDeviceAge: Duration = .seconds(30), maximumDevices: Int = 16_384,
+            maximumBufferedDeltas: Int = 16_384
+        ) {
             self.staleDeviceAge = staleDeviceAge
             self.maximumDevices = maximumDevices
+            self.maximumBufferedDeltas = maximumBufferedDeltas
+        }
+    }
+
+    /// What the mirror dropped to stay within its ``Limits``.
+    public struct Counters: Hashable, Sendable {
+        /// Devices dropped because they were not heard from within the stale age.
+        public var devicesExpired = 0
+        /// Devices dropped because there were more than the maximum.
+        public var devicesEvicted = 0
+        /// Deltas dropped because the buffer before the snapshot was full.
+        public var bufferedDeltasDropped = 0
+        /// PropertiesChanged signals for objects the mirror does not hold.
+        public var unknownObjectSignals = 0
+    }
+
+    /// The Device1 properties the mirror keeps: those the BLE layer reads.
+    /// The others (Bonded, Trusted, Blocked, LegacyPairing, Class, Icon,
+    /// Appearance, Modalias, WakeAllowed, Sets, ...) are dropped as they
+    /// arrive, which keeps a device's properties in the smallest table (a
+    /// device costs about 2 KiB with its indices).
+    public static let mirroredDeviceProperties: Set<String> = [
+        "Address", "AddressType", "Name", "Alias", "Paired", "Connected", "ServicesResolved", "RSSI", "TxPower",
+        "UUIDs", "ManufacturerData", "ServiceData", "AdvertisingFlags", "Adapter",
+    ]
+
+    /// Whether a Device1 property is kept (a switch: no hashing per report).
+    static func isMirrored(_ key: String) -> Bool {
+        switch key {
+        case "RSSI", "ManufacturerData", "ServiceData", "TxPower", "Name", "Alias", "UUIDs", "Connected",
+            "ServicesResolved", "Paired", "Address", "AddressType", "AdvertisingFlags", "Adapter":
+            true
+        default:
+            false
         }
     }
 
     /// The limits.
     public let limits: Limits
     /// Every mirrored object: path, interface, properties.
-    public private(set) var objects: ObjectTreeSnapshot = [:]
+    public internal(set) var objects: ObjectTreeSnapshot = [:]
     /// Whether a snapshot has been applied since the last ``reset()``.
     public private(set) var isLoaded = false
     /// How many snapshots (GetManagedObjects replies) have been applied.
     public private(set) var snapshotsApplied = 0
+    /// What was dropped to stay bounded.
+    public private(set) var counters = Counters()
+    /// Deltas were lost (the buffer before the snapshot overflowed): the
+    /// shell should ask for another snapshot once the pending one is applied.
+    public private(set) var needsSnapshot = false
+    var index = ObjectTreeIndex()
+    /// Unconnected, unpaired devices by when they were last heard.
+    var recency = RecencyList<String>()
     private var buffered: [(delta: ObjectTreeDelta, serial: UInt32?)] = []
-    private var lastHeard: [String: BLEInstant] = [:]
+    private var snapshotsPending = 0
+    /// While a snapshot is pending: paths live deltas changed, with the newest serial.
+    private var touchedSince: [String: UInt32] = [:]
+    private var touchedOverflow = false
 
     /// An empty, unloaded mirror.
     public init(limits: Limits = Limits()) {
         self.limits = limits
     }
 
+    /// The number of mirrored objects.
+    public var objectCount: Int { objects.count }
+
     /// bluetoothd left the bus: forget everything and buffer again until the
     /// next snapshot. Returns the removal of every interface.
     public mutating func reset() -> [ObjectTreeChange] {
-        let changes = diff(from: objects, to: [:])
+        let changes = objects.keys.sorted().flatMap { path in
+            (objects[path]?.keys.sorted() ?? []).map { ObjectTreeChange.removed(path: path, interface: $0) }
+        }
         objects = [:]
-        lastHeard = [:]
+        index = ObjectTreeIndex()
+        recency.removeAll()
         buffered = []
+        snapshotsPending = 0
+        touchedSince = [:]
+        touchedOverflow = false
+        needsSnapshot = false
         isLoaded = false
         return changes
+    }
+
+    /// The shell is about to ask for a snapshot while loaded: from now until
+    /// it is applied (or ``snapshotFailed()``), the paths live deltas change
+    /// are remembered with their serials.
+    public mutating func snapshotRequested() {
+        snapshotsPending += 1
+    }
+
+    /// A requested snapshot did not come.
+    public mutating func snapshotFailed() {
+        snapshotsPending = max(0, snapshotsPending - 1)
+        if snapshotsPending == 0 {
+            touchedSince = [:]
+            touchedOverflow = false
+        }
     }
 
     /// Applies a signal. Before the first snapshot it is buffered; `serial` is
@@ -67,9 +158,15 @@ public struct ObjectTreeMirror: Sendable {
     public mutating func receive(_ delta: ObjectTreeDelta, serial: UInt32? = nil, now: BLEInstant) -> [ObjectTreeChange]
     {
         guard isLoaded else {
+            if buffered.count >= max(1, limits.maximumBufferedDeltas) {
+                counters.bufferedDeltasDropped += buffered.count
+                buffered = []
+                needsSnapshot = true
+            }
             buffered.append((delta, serial))
             return []
         }
+        if snapshotsPending > 0, let serial { remember(delta.path, serial: serial) }
         return apply(delta, now: now, live: true)
     }
 
@@ -78,14 +175,37 @@ public struct ObjectTreeMirror: Sendable {
     public mutating func applySnapshot(
         _ snapshot: ObjectTreeSnapshot, serial: UInt32? = nil, now: BLEInstant
     ) -> [ObjectTreeChange] {
-        var changes = diff(from: objects, to: snapshot)
-        objects = snapshot
+        var keep: Set<String> = []
+        var additive = false
+        if isLoaded, let serial {
+            keep = Set(touchedSince.filter { $0.value > serial }.keys)
+            additive = touchedOverflow
+        }
+        snapshotsPending = max(0, snapshotsPending - 1)
+        if snapshotsPending == 0 {
+            touchedSince = [:]
+            touchedOverflow = false
+        }
+        var changes: [ObjectTreeChange] = []
+        for path in Set(objects.keys).union(snapshot.keys).sorted() where !keep.contains(path) {
+            guard let incoming = snapshot[path] else {
+                if !additive, let present = objects[path]?.keys.sorted() {
+                    changes += apply(.interfacesRemoved(path: path, interfaces: present), now: now, live: false)
+                }
+                continue
+            }
+            if !additive, let present = objects[path] {
+                let gone = present.keys.filter { incoming[$0] == nil }.sorted()
+                if !gone.isEmpty {
+                    changes += apply(.interfacesRemoved(path: path, interfaces: gone), now: now, live: false)
+                }
+            }
+            changes += replace(path, with: incoming, additive: additive, now: now)
+        }
         snapshotsApplied += 1
-        for (path, interfaces) in snapshot where interfaces[BlueZInterface.device] != nil { lastHeard[path] = now }
-        lastHeard = lastHeard.filter { objects[$0.key] != nil }
-        isLoaded = true
         let pending = buffered
         buffered = []
+        isLoaded = true
         for (delta, deltaSerial) in pending {
             if let serial, let deltaSerial, deltaSerial < serial { continue }
             // Newer than the snapshot by serial: live. Without serials it may be in the snapshot already.
@@ -94,97 +214,142 @@ public struct ObjectTreeMirror: Sendable {
         return changes
     }
 
-    /// Drops stale devices (see ``Limits``); returns their removal.
+    /// The shell is asking for the snapshot that ``needsSnapshot`` called for.
+    public mutating func snapshotScheduled() {
+        needsSnapshot = false
+        snapshotRequested()
+    }
+
+    /// Drops stale devices and those beyond the maximum (see ``Limits``);
+    /// returns their removal. Costs nothing while nothing is due.
     public mutating func prune(now: BLEInstant) -> [ObjectTreeChange] {
-        let candidates = objects.compactMap { path, interfaces -> (String, BLEInstant)? in
-            guard let device = interfaces[BlueZInterface.device] else { return nil }
-            if device["Connected"]?.boolValue == true || device["Paired"]?.boolValue == true { return nil }
-            return (path, lastHeard[path] ?? .zero)
-        }.sorted { $0.1 == $1.1 ? $0.0 < $1.0 : $0.1 < $1.1 }
-        var drop = Set(candidates.filter { now - $0.1 >= limits.staleDeviceAge }.map(\.0))
-        let excess = candidates.count - max(0, limits.maximumDevices)
-        if excess > 0 { drop.formUnion(candidates.prefix(excess).map(\.0)) }
-        guard !drop.isEmpty else { return [] }
-        var next = objects
-        for path in objects.keys where drop.contains(path) || drop.contains(where: { path.hasPrefix($0 + "/") }) {
-            next[path] = nil
-            lastHeard[path] = nil
+        var drop: [String] = []
+        while let (path, heard) = recency.oldest, now - heard >= limits.staleDeviceAge {
+            recency.remove(path)
+            drop.append(path)
+            counters.devicesExpired += 1
         }
-        let changes = diff(from: objects, to: next)
-        objects = next
-        return changes
+        while recency.count > max(0, limits.maximumDevices), let path = recency.removeOldest() {
+            drop.append(path)
+            counters.devicesEvicted += 1
+        }
+        return drop.flatMap { removeSubtree(of: $0) }
     }
 
     /// When ``prune(now:)`` could next drop a device, if any is droppable.
     public func nextPruneTime() -> BLEInstant? {
-        objects.compactMap { path, interfaces -> BLEInstant? in
-            guard let device = interfaces[BlueZInterface.device], device["Connected"]?.boolValue != true,
-                device["Paired"]?.boolValue != true
-            else { return nil }
-            return (lastHeard[path] ?? .zero) + limits.staleDeviceAge
-        }.min()
+        recency.oldest.map { $0.touched + limits.staleDeviceAge }
+    }
+
+    /// How many devices are candidates for pruning (neither connected nor paired).
+    public var prunableDeviceCount: Int { recency.count }
+
+    private mutating func remember(_ path: String, serial: UInt32) {
+        if touchedSince[path] == nil && touchedSince.count >= 4 * max(1024, limits.maximumDevices) {
+            touchedOverflow = true
+            return
+        }
+        touchedSince[path] = max(touchedSince[path] ?? 0, serial)
+    }
+
+    /// Sets `path` to the snapshot's interfaces (without removing others): each
+    /// interface added or its properties replaced, changes reported per key.
+    private mutating func replace(
+        _ path: String, with interfaces: InterfaceMap, additive: Bool, now: BLEInstant
+    ) -> [ObjectTreeChange] {
+        var changes: [ObjectTreeChange] = []
+        for interface in interfaces.keys.sorted() {
+            guard let properties = interfaces[interface] else { continue }
+            guard let present = objects[path]?[interface] else {
+                changes += apply(
+                    .interfacesAdded(path: path, interfaces: [interface: properties]), now: now, live: false)
+                continue
+            }
+            if additive { continue }
+            let invalidated = present.keys.filter { properties[$0] == nil }
+            changes += apply(
+                .propertiesChanged(path: path, interface: interface, changed: properties, invalidated: invalidated),
+                now: now, live: false)
+        }
+        return changes
     }
 
     private mutating func apply(_ delta: ObjectTreeDelta, now: BLEInstant, live: Bool) -> [ObjectTreeChange] {
-        var next = objects
         switch delta {
         case .interfacesAdded(let path, let interfaces):
-            for (interface, properties) in interfaces {
-                next[path, default: [:]][interface, default: [:]].merge(properties) { $1 }
-            }
-            if interfaces[BlueZInterface.device] != nil { lastHeard[path] = now }
+            return add(path, interfaces, now: now)
         case .interfacesRemoved(let path, let interfaces):
-            for interface in interfaces { next[path]?[interface] = nil }
-            if next[path]?.isEmpty == true { next[path] = nil }
-            if next[path]?[BlueZInterface.device] == nil { lastHeard[path] = nil }
-        case .propertiesChanged(let path, let interface, let changed, let invalidated):
-            guard next[path]?[interface] != nil else {
+            return remove(path, interfaces.sorted())
+        case .propertiesChanged(let path, let interface, var changed, let invalidated):
+            if interface == BlueZInterface.device && !changed.keys.allSatisfy(Self.isMirrored) {
+                changed = changed.filter { Self.isMirrored($0.key) }
+            }
+            // One access to the object's properties: updated in place, the changed keys and the result back.
+            guard let (changedKeys, properties) = objects[path]?[interface]?.apply(changed, invalidated) else {
+                counters.unknownObjectSignals += 1
                 return [.needsRefresh(path: path, interface: interface)]
             }
-            next[path]?[interface]?.merge(changed) { $1 }
-            for key in invalidated { next[path]?[interface]?[key] = nil }
-            if interface == BlueZInterface.device { lastHeard[path] = now }
-        }
-        var changes = diff(from: objects, to: next)
-        objects = next
-        if live, case .propertiesChanged(let path, BlueZInterface.gattCharacteristic, let changed, _) = delta,
-            changed["Value"] != nil,
-            !changes.contains(where: {
-                if case .changed(path, BlueZInterface.gattCharacteristic, let keys) = $0 {
-                    keys.contains("Value")
-                } else {
-                    false
-                }
-            })
-        {
-            if let index = changes.firstIndex(where: {
-                if case .changed(path, BlueZInterface.gattCharacteristic, _) = $0 { true } else { false }
-            }), case .changed(_, _, let keys) = changes[index] {
-                changes[index] = .changed(
-                    path: path, interface: BlueZInterface.gattCharacteristic, keys: (keys + ["Value"]).sorted())
-            } else {
-                changes.append(.changed(path: path, interface: BlueZInterface.gattCharacteristic, keys: ["Value"]))
+            var keys = changedKeys
+            if live && interface == BlueZInterface.gattCharacteristic && changed["Value"] != nil
+                && !keys.contains("Value")
+            {
+                keys.append("Value")
             }
+            indexChanged(path, interface, properties, keys: keys, now: now)
+            guard !keys.isEmpty else { return [] }
+            return [.changed(path: path, interface: interface, keys: keys.sorted())]
+        }
+    }
+
+    private mutating func add(_ path: String, _ interfaces: InterfaceMap, now: BLEInstant) -> [ObjectTreeChange] {
+        var changes: [ObjectTreeChange] = []
+        if objects[path] == nil && !interfaces.isEmpty {
+            objects[path] = [:]
+            index.link(path, in: objects)
+        }
+        for interface in interfaces.keys.sorted() {
+            guard var properties = interfaces[interface] else { continue }
+            if interface == BlueZInterface.device { properties = properties.filter { Self.isMirrored($0.key) } }
+            guard let (keys, merged) = objects[path]?[interface]?.apply(properties, []) else {
+                objects[path]?[interface] = properties
+                indexAdded(path, interface, properties, now: now)
+                changes.append(.added(path: path, interface: interface))
+                continue
+            }
+            indexChanged(path, interface, merged, keys: keys, now: now)
+            if !keys.isEmpty { changes.append(.changed(path: path, interface: interface, keys: keys.sorted())) }
         }
         return changes
     }
 
-    private func diff(from old: ObjectTreeSnapshot, to new: ObjectTreeSnapshot) -> [ObjectTreeChange] {
+    private mutating func remove(_ path: String, _ interfaces: [String]) -> [ObjectTreeChange] {
         var changes: [ObjectTreeChange] = []
-        for path in Set(old.keys).union(new.keys).sorted() {
-            let before = old[path] ?? [:]
-            let after = new[path] ?? [:]
-            for interface in Set(before.keys).union(after.keys).sorted() {
-                switch (before[interface], after[interface]) {
-                case (nil, .some): changes.append(.added(path: path, interface: interface))
-                case (.some, nil): changes.append(.removed(path: path, interface: interface))
-                case (.some(let a), .some(let b)) where a != b:
-                    let keys = Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.sorted()
-                    changes.append(.changed(path: path, interface: interface, keys: keys))
-                default: break
-                }
-            }
+        for interface in interfaces where objects[path]?.removeValue(forKey: interface) != nil {
+            indexRemoved(path, interface)
+            changes.append(.removed(path: path, interface: interface))
+        }
+        if objects[path]?.isEmpty == true {
+            objects[path] = nil
+            index.unlink(path, in: objects)
         }
         return changes
+    }
+
+    /// Removes a device and every object below it; the removals in path order.
+    private mutating func removeSubtree(of path: String) -> [ObjectTreeChange] {
+        index.subtree(of: path).sorted().flatMap { member in
+            remove(member, objects[member]?.keys.sorted() ?? [])
+        }
+    }
+}
+
+extension PropertyMap {
+    /// Sets `changed` and removes `invalidated`; returns the keys whose
+    /// value differs afterwards (in the order met) and the result.
+    mutating func apply(_ changed: PropertyMap, _ invalidated: [String]) -> ([String], PropertyMap) {
+        var keys: [String] = []
+        for (key, value) in changed where updateValue(value, forKey: key) != value { keys.append(key) }
+        for key in invalidated where removeValue(forKey: key) != nil { keys.append(key) }
+        return (keys, self)
     }
 }

@@ -46,10 +46,42 @@ public struct RemoteAttributeModel: Hashable, Sendable {
     public var properties: PropertyMap
 }
 
+extension DeviceModel {
+    /// The typed view of a Device1 property map; nil without an Address.
+    init?(path: String, adapterPath: String, device1 properties: PropertyMap) {
+        guard let address = properties["Address"]?.stringValue else { return nil }
+        self.init(
+            path: path, adapterPath: adapterPath, address: address,
+            addressType: properties["AddressType"]?.stringValue == "random" ? .random : .public,
+            rssi: properties["RSSI"]?.intValue.map { Int($0) },
+            connected: properties["Connected"]?.boolValue ?? false,
+            servicesResolved: properties["ServicesResolved"]?.boolValue ?? false,
+            paired: properties["Paired"]?.boolValue ?? false,
+            advertisement: AdvertisementData(device1: properties))
+    }
+
+    /// Reads again what depends on the Device1 properties `keys`.
+    mutating func update(adapterPath: String, device1 properties: PropertyMap, keys: [String]) {
+        self.adapterPath = adapterPath
+        for key in keys {
+            switch key {
+            case "Address": address = properties["Address"]?.stringValue ?? address
+            case "AddressType": addressType = properties["AddressType"]?.stringValue == "random" ? .random : .public
+            case "RSSI": rssi = properties["RSSI"]?.intValue.map { Int($0) }
+            case "Connected": connected = properties["Connected"]?.boolValue ?? false
+            case "ServicesResolved": servicesResolved = properties["ServicesResolved"]?.boolValue ?? false
+            case "Paired": paired = properties["Paired"]?.boolValue ?? false
+            default: break
+            }
+        }
+        advertisement.update(device1: properties, keys: keys)
+    }
+}
+
 extension ObjectTreeMirror {
     /// The adapters, by path.
     public var adapters: [AdapterModel] {
-        objects.keys.sorted().compactMap { path in
+        index.adapters.sorted().compactMap { path in
             guard let properties = objects[path]?[BlueZInterface.adapter] else { return nil }
             return AdapterModel(
                 path: path, address: properties["Address"]?.stringValue ?? "",
@@ -60,66 +92,68 @@ extension ObjectTreeMirror {
 
     /// The device at `path`, if mirrored and complete (it has an address).
     public func device(at path: String) -> DeviceModel? {
-        guard let properties = objects[path]?[BlueZInterface.device],
-            let address = properties["Address"]?.stringValue
-        else { return nil }
-        let adapter = properties["Adapter"]?.stringValue ?? parent(of: path)
-        return DeviceModel(
-            path: path, adapterPath: adapter, address: address,
-            addressType: properties["AddressType"]?.stringValue == "random" ? .random : .public,
-            rssi: properties["RSSI"]?.intValue.map { Int($0) },
-            connected: properties["Connected"]?.boolValue ?? false,
-            servicesResolved: properties["ServicesResolved"]?.boolValue ?? false,
-            paired: properties["Paired"]?.boolValue ?? false,
-            advertisement: AdvertisementData(device1: properties))
+        index.devices[path]?.model
     }
 
     /// Every complete device, by path.
     public var devices: [DeviceModel] {
-        objects.keys.sorted().compactMap { device(at: $0) }
+        index.devices.keys.sorted().compactMap { index.devices[$0]?.model }
+    }
+
+    /// The complete devices of the adapter at `adapterPath`, by path.
+    public func devices(ofAdapter adapterPath: String) -> [DeviceModel] {
+        (index.devicesByAdapter[adapterPath] ?? []).sorted().compactMap { index.devices[$0]?.model }
+    }
+
+    /// The connected devices (Device1.Connected), by path.
+    public var connectedDevices: [DeviceModel] {
+        index.connectedDevices.sorted().compactMap { index.devices[$0]?.model }
+    }
+
+    /// How many devices (complete or not) the mirror holds.
+    public var deviceCount: Int { index.devices.count }
+
+    /// The typed view and the identifier of the device at `path`, in one lookup.
+    func deviceAndIdentifier(at path: String) -> (DeviceModel, PeripheralIdentifier)? {
+        guard let entry = index.devices[path], let model = entry.model, let identifier = entry.identifier else {
+            return nil
+        }
+        return (model, identifier)
     }
 
     /// The stable identifier of the device at `path` (needs its adapter's address).
     public func identifier(ofDeviceAt path: String) -> PeripheralIdentifier? {
-        guard let device = device(at: path),
-            let adapterAddress = objects[device.adapterPath]?[BlueZInterface.adapter]?["Address"]?.stringValue
-        else { return nil }
-        return PeripheralIdentifier(adapter: adapterAddress, address: device.address, addressType: device.addressType)
+        index.devices[path]?.identifier
     }
 
     /// The path of the device whose identifier is `identifier`, if mirrored.
     public func devicePath(for identifier: PeripheralIdentifier) -> String? {
-        devices.first { self.identifier(ofDeviceAt: $0.path) == identifier }?.path
+        index.paths[identifier]
     }
 
     /// The services of the device at `devicePath`, in path (handle) order.
     public func services(ofDeviceAt devicePath: String) -> [RemoteAttributeModel] {
-        attributes(interface: BlueZInterface.gattService, parentKey: "Device", parent: devicePath)
+        attributes(index.services, BlueZInterface.gattService, of: devicePath)
     }
 
     /// The characteristics of the service at `servicePath`.
     public func characteristics(ofServiceAt servicePath: String) -> [RemoteAttributeModel] {
-        attributes(interface: BlueZInterface.gattCharacteristic, parentKey: "Service", parent: servicePath)
+        attributes(index.characteristics, BlueZInterface.gattCharacteristic, of: servicePath)
     }
 
     /// The descriptors of the characteristic at `characteristicPath`.
     public func descriptors(ofCharacteristicAt characteristicPath: String) -> [RemoteAttributeModel] {
-        attributes(interface: BlueZInterface.gattDescriptor, parentKey: "Characteristic", parent: characteristicPath)
+        attributes(index.descriptors, BlueZInterface.gattDescriptor, of: characteristicPath)
     }
 
-    private func attributes(interface: String, parentKey: String, parent: String) -> [RemoteAttributeModel] {
-        objects.keys.sorted().compactMap { path in
-            guard let properties = objects[path]?[interface],
-                let uuid = properties["UUID"]?.stringValue.flatMap({ BluetoothUUID($0) })
-            else { return nil }
-            let owner = properties[parentKey]?.stringValue ?? self.parent(of: path)
-            guard owner == parent else { return nil }
+    private func attributes(
+        _ attributes: AttributeIndex, _ interface: String, of owner: String
+    )
+        -> [RemoteAttributeModel]
+    {
+        attributes.members(of: owner).compactMap { path in
+            guard let properties = objects[path]?[interface], let uuid = attributes.uuids[path] else { return nil }
             return RemoteAttributeModel(path: path, parentPath: owner, uuid: uuid, properties: properties)
         }
-    }
-
-    private func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
-        return String(path[..<slash])
     }
 }

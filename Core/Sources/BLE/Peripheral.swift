@@ -13,7 +13,7 @@ public final class Peripheral: Sendable {
         self.central = central
     }
 
-    private var devicePath: String? { central.state.withLock { $0.mirror.devicePath(for: identifier) } }
+    private var devicePath: String? { central.state.withLock { $0.devicePath(for: identifier) } }
 
     private func connectedPath() throws(BLEError) -> String {
         guard let path = devicePath else { throw BLEError.notConnected }
@@ -23,7 +23,7 @@ public final class Peripheral: Sendable {
     /// The name (Device1.Name or a real Alias).
     public var name: String? {
         central.state.withLock { state in
-            state.mirror.devicePath(for: identifier).flatMap { state.mirror.device(at: $0)?.advertisement.localName }
+            state.devicePath(for: identifier).flatMap { state.mirror.device(at: $0)?.advertisement.localName }
         }
     }
 
@@ -35,7 +35,7 @@ public final class Peripheral: Sendable {
     /// Service discovery progress, from Device1's Connected and ServicesResolved.
     public var serviceDiscoveryState: ServiceDiscoveryState {
         central.state.withLock { state in
-            guard let path = state.mirror.devicePath(for: identifier), let device = state.mirror.device(at: path),
+            guard let path = state.devicePath(for: identifier), let device = state.mirror.device(at: path),
                 device.connected
             else { return .idle }
             return device.servicesResolved ? .discovered : .discovering
@@ -45,7 +45,7 @@ public final class Peripheral: Sendable {
     /// The services BlueZ resolved, empty until then.
     public var services: [RemoteService] {
         central.state.withLock { state in
-            guard let path = state.mirror.devicePath(for: identifier) else { return [] }
+            guard let path = state.devicePath(for: identifier) else { return [] }
             return state.mirror.services(ofDeviceAt: path).map {
                 RemoteService(
                     uuid: $0.uuid, isPrimary: $0.properties["Primary"]?.boolValue ?? true, objectPath: $0.path)
@@ -161,7 +161,8 @@ public final class Peripheral: Sendable {
         let path = devicePath
         // Subscribed now, not when the task starts: a drain right after this call is not lost.
         let drains = central.flowBroadcast.stream()
-        return AsyncStream { continuation in
+        // "Ready" is a state, not a count: one pending event is enough.
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task {
                 for await ready in drains where ready == path { continuation.yield(()) }
                 continuation.finish()
@@ -250,7 +251,8 @@ public final class Peripheral: Sendable {
     public func notificationStateUpdates() -> AsyncStream<NotificationStateChange> {
         let id = identifier
         let changes = central.notificationStateBroadcast.stream()
-        return AsyncStream { continuation in
+        return AsyncStream(bufferingPolicy: .bufferingNewest(central.notificationStateBroadcast.capacity)) {
+            continuation in
             let task = Task {
                 for await change in changes where change.characteristic.peripheral == id { continuation.yield(change) }
                 continuation.finish()
@@ -289,17 +291,10 @@ public final class Peripheral: Sendable {
         central.state.withLock { $0.subscriptions.status(of: characteristic.reference) != nil }
     }
 
-    /// Notified and indicated values of `characteristic`, across reconnects.
-    public func notifications(for characteristic: RemoteCharacteristic) -> AsyncStream<[UInt8]> {
-        let reference = characteristic.reference
-        let source = central.notificationBroadcast.stream()
-        return AsyncStream { continuation in
-            let task = Task {
-                for await (from, value) in source where from == reference { continuation.yield(value) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+    /// Notified and indicated values of `characteristic`, across reconnects
+    /// (a bounded stream: see ``NotificationStream``).
+    public func notifications(for characteristic: RemoteCharacteristic) -> NotificationStream {
+        central.notificationStream(for: characteristic.reference)
     }
 
     /// Reads a descriptor's value from the device.
@@ -331,7 +326,7 @@ public final class Peripheral: Sendable {
     /// - Throws: ``BLEError/Code/operationNotSupported`` when BlueZ has none.
     public func readRSSI() async throws(BLEError) -> Int {
         let rssi = central.state.withLock { state in
-            state.mirror.devicePath(for: identifier).flatMap { state.mirror.device(at: $0)?.rssi }
+            state.devicePath(for: identifier).flatMap { state.mirror.device(at: $0)?.rssi }
         }
         guard let rssi else { throw BLEError(.operationNotSupported, message: "no RSSI reported") }
         return rssi
@@ -347,7 +342,7 @@ public final class Peripheral: Sendable {
             group.addTask {
                 for await _ in changes {
                     let status = central.state.withLock { state -> Bool? in
-                        guard let path = state.mirror.devicePath(for: id), let device = state.mirror.device(at: path)
+                        guard let path = state.devicePath(for: id), let device = state.mirror.device(at: path)
                         else { return false }
                         // Device1.Connect may have returned before its
                         // `Connected: true` reached the mirror: keep waiting.

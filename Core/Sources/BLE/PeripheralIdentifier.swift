@@ -52,6 +52,16 @@ public struct PeripheralIdentifier: Hashable, Comparable, Sendable, CustomString
     public static func < (lhs: PeripheralIdentifier, rhs: PeripheralIdentifier) -> Bool {
         lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
     }
+
+    /// Equal when the bytes are.
+    public static func == (lhs: PeripheralIdentifier, rhs: PeripheralIdentifier) -> Bool {
+        lhs.bytes == rhs.bytes
+    }
+
+    /// Hashes the 16 bytes in one piece (identifiers key the device tables).
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }
 
 /// A Bluetooth LE address type (BlueZ Device1.AddressType).

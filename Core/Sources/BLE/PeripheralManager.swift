@@ -41,10 +41,10 @@ public final class PeripheralManager: Sendable {
     let clock: any BLEClock
     let options: Options
     let state: Mutex<State>
-    private let stateBroadcast = Broadcast<ManagerState>()
-    private let requestBroadcast = Broadcast<ATTRequest>()
-    private let subscriptionBroadcast = Broadcast<SubscriptionEvent>()
-    private let readyBroadcast = Broadcast<Void>()
+    private let stateBroadcast = Broadcast<ManagerState>(capacity: 64)
+    private let requestBroadcast = Broadcast<ATTRequest>(capacity: 4096)
+    private let subscriptionBroadcast = Broadcast<SubscriptionEvent>(capacity: 1024)
+    private let readyBroadcast = Broadcast<Void>(capacity: 1)
     private let pump = Mutex<Task<Void, Never>?>(nil)
     private let persistence = Mutex<Void>(())
 

@@ -13,7 +13,7 @@
 /// | `ay` | ``bytes(_:)`` |
 /// | `as`, `ao` and other arrays | ``array(_:)`` |
 /// | `a{..}` (e.g. ManufacturerData `a{qv}`, ServiceData `a{sv}`) | ``dictionary(_:)`` |
-public indirect enum PropertyValue: Hashable, Sendable {
+public enum PropertyValue: Hashable, Sendable {
     /// A Boolean.
     case bool(Bool)
     /// A signed integer (int16, int32, int64).

@@ -71,6 +71,22 @@ public struct Discovery: Hashable, Sendable {
     public var rssi: Int?
     /// What it advertises.
     public var advertisement: AdvertisementData
+    /// How many advertisement reports this discovery stands for: 1 while the
+    /// consumer keeps up, more when reports of the peripheral were merged
+    /// into this one, the newest (see ``DiscoveryStream``).
+    public var reportCount: Int
+
+    /// A discovery standing for `reportCount` reports.
+    public init(
+        identifier: PeripheralIdentifier, name: String?, rssi: Int?, advertisement: AdvertisementData,
+        reportCount: Int = 1
+    ) {
+        self.identifier = identifier
+        self.name = name
+        self.rssi = rssi
+        self.advertisement = advertisement
+        self.reportCount = reportCount
+    }
 }
 
 /// A change in a peripheral's connection, delivered by
@@ -88,36 +104,39 @@ extension ObjectTreeMirror {
     /// The characteristic at `path` as a ``RemoteCharacteristic``.
     func remoteCharacteristic(at path: String) -> RemoteCharacteristic? {
         guard let properties = objects[path]?[BlueZInterface.gattCharacteristic],
-            let uuid = properties["UUID"]?.stringValue.flatMap({ BluetoothUUID($0) }),
-            let servicePath = properties["Service"]?.stringValue,
-            let service = objects[servicePath]?[BlueZInterface.gattService],
-            let serviceUUID = service["UUID"]?.stringValue.flatMap({ BluetoothUUID($0) }),
-            let devicePath = service["Device"]?.stringValue, let identifier = identifier(ofDeviceAt: devicePath)
+            let reference = characteristicReference(at: path)
         else { return nil }
-        let siblings = characteristics(ofServiceAt: servicePath).filter { $0.uuid == uuid }
-        let instance = siblings.firstIndex { $0.path == path } ?? 0
         let flags = BlueZGATTFlags.Characteristic(bluezFlags: properties["Flags"]?.stringsValue ?? [])
         return RemoteCharacteristic(
-            reference: CharacteristicReference(
-                peripheral: identifier, service: serviceUUID, characteristic: uuid, instance: instance),
-            properties: flags.properties, isNotifying: properties["Notifying"]?.boolValue ?? false,
-            value: properties["Value"]?.bytesValue,
+            reference: reference, properties: flags.properties,
+            isNotifying: properties["Notifying"]?.boolValue ?? false, value: properties["Value"]?.bytesValue,
             mtu: properties["MTU"]?.intValue.map { ATTMTU(clamping: Int($0)) }, objectPath: path)
+    }
+
+    /// Where the characteristic at `path` is, independent of object paths:
+    /// its device's identifier, its service's UUID, its UUID and which of the
+    /// service's characteristics with that UUID it is.
+    func characteristicReference(at path: String) -> CharacteristicReference? {
+        let characteristics = index.characteristics
+        guard let uuid = characteristics.uuids[path], let servicePath = characteristics.owners[path],
+            let serviceUUID = index.services.uuids[servicePath], let devicePath = index.services.owners[servicePath],
+            let identifier = identifier(ofDeviceAt: devicePath)
+        else { return nil }
+        let siblings = characteristics.members(of: servicePath).filter { characteristics.uuids[$0] == uuid }
+        return CharacteristicReference(
+            peripheral: identifier, service: serviceUUID, characteristic: uuid,
+            instance: siblings.firstIndex(of: path) ?? 0)
     }
 
     /// The object path of the characteristic `reference` names, if mirrored.
     func characteristicPath(for reference: CharacteristicReference) -> String? {
         guard let device = devicePath(for: reference.peripheral) else { return nil }
-        for service in services(ofDeviceAt: device) where service.uuid == reference.service {
-            let matches = characteristics(ofServiceAt: service.path).filter { $0.uuid == reference.characteristic }
-            if matches.indices.contains(reference.instance) { return matches[reference.instance].path }
+        for service in index.services.members(of: device) where index.services.uuids[service] == reference.service {
+            let matches = index.characteristics.members(of: service).filter {
+                index.characteristics.uuids[$0] == reference.characteristic
+            }
+            if matches.indices.contains(reference.instance) { return matches[reference.instance] }
         }
         return nil
-    }
-
-    /// The device path owning the attribute at `path` (a prefix of it).
-    func owningDevicePath(of path: String) -> String? {
-        objects.keys.filter { objects[$0]?[BlueZInterface.device] != nil && (path == $0 || path.hasPrefix($0 + "/")) }
-            .max { $0.count < $1.count }
     }
 }

@@ -17,36 +17,61 @@ import Synchronization
 /// BlueZ does not reconnect an unbonded LE device by itself) the manager
 /// connects it again with its backoff (`ReconnectPolicy`) and restores its
 /// subscriptions on the new link.
+///
+/// The device table is bounded (``DeviceTable``: 16,384 rows, 30 s without a
+/// discovery); the scan's discoveries come coalesced per device when the
+/// table and the event bus fall behind (``DiscoveryStream``), and
+/// `central.stats` reports what was merged, dropped and expired.
 public final class CentralControl: Sendable {
-    struct Row: Sendable {
-        var name: String?
-        var rssi: Int?
-        var services: [BluetoothUUID]
+    /// The control API's own scan: its stream and what it handled.
+    struct ControlScan: Sendable {
+        var task: Task<Void, Never>
+        var stream: DiscoveryStream
+    }
+
+    /// What the control API's scans handled since the central role started.
+    struct ScanCounts: Sendable, Hashable {
+        var discoveries = 0
+        var reports = 0
+        var scans = 0
     }
 
     struct State: Sendable {
         var central: CentralManager?
-        var scan: Task<Void, Never>?
-        var devices: [PeripheralIdentifier: Row] = [:]
+        var scan: ControlScan?
+        var devices: DeviceTable
+        var counts = ScanCounts()
         var subscriptions: [String: Task<Void, Never>] = [:]
         var watchers: [Task<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    let state: Mutex<State>
     private let bus: EventBus
+    private let clock: any BLEClock
+    private let table: @Sendable () -> DeviceTable
 
-    /// Methods publishing their events on `bus`.
-    public init(bus: EventBus) {
+    /// Methods publishing their events on `bus`; the device table keeps at
+    /// most `tableCapacity` rows, each for `tableExpiry` after its last
+    /// discovery, on `clock`.
+    public init(
+        bus: EventBus, tableCapacity: Int = 16_384, tableExpiry: Duration = .seconds(30),
+        clock: any BLEClock = SystemBLEClock()
+    ) {
         self.bus = bus
+        self.clock = clock
+        let table = { @Sendable in DeviceTable(capacity: tableCapacity, expiry: tableExpiry) }
+        self.table = table
+        self.state = Mutex(State(devices: table()))
     }
 
     /// Starts serving `central` (nil: stops serving; scans and value streams end).
     public func bind(_ central: CentralManager?) {
+        let fresh = table()
         let old = state.withLock { state in
-            defer { state = State(central: central) }
+            defer { state = State(central: central, devices: fresh) }
             return state
         }
-        old.scan?.cancel()
+        old.scan?.task.cancel()
         old.subscriptions.values.forEach { $0.cancel() }
         old.watchers.forEach { $0.cancel() }
         guard let central else { return }
@@ -96,6 +121,7 @@ public final class CentralControl: Sendable {
             return ["scanning": false]
         }
         try registry.registerBuiltin("central.devices", params: .none) { [self] _ in devices(try running().0) }
+        try registry.registerBuiltin("central.stats", params: .none) { [self] _ in stats(try running().0) }
         try registry.registerBuiltin("central.connect", params: BLEParams.device) { [self] call in
             let (central, peripheral) = try peripheral(call)
             do { try await central.connect(peripheral) } catch { throw BLEParams.rpc(error) }
@@ -136,7 +162,7 @@ public final class CentralControl: Sendable {
     private func running(stoppingScan: Bool = false) throws(RPCError) -> (CentralManager, Task<Void, Never>?) {
         let found = state.withLock { state -> (CentralManager, Task<Void, Never>?)? in
             guard let central = state.central else { return nil }
-            let task = state.scan
+            let task = state.scan?.task
             if stoppingScan { state.scan = nil }
             return (central, task)
         }
@@ -153,28 +179,39 @@ public final class CentralControl: Sendable {
         let duration = call.arguments.int("durationSeconds")
         let (central, previous) = try running(stoppingScan: true)
         previous?.cancel()
-        let stream: AsyncStream<Discovery>
+        let stream: DiscoveryStream
         do { stream = try central.scanForPeripherals(withServices: services, options: options) } catch {
             throw BLEParams.rpc(error)
         }
         let bus = self.bus
+        let clock = self.clock
         let task = Task { [weak self] in
             for await found in stream {
                 self?.state.withLock { state in
-                    state.devices[found.identifier] = Row(
-                        name: found.name, rssi: found.rssi, services: found.advertisement.serviceUUIDs)
+                    state.devices.record(
+                        found.identifier,
+                        .init(name: found.name, rssi: found.rssi, services: found.advertisement.serviceUUIDs),
+                        now: clock.now)
+                    state.counts.discoveries += 1
+                    state.counts.reports += found.reportCount
                 }
-                bus.publish(
-                    .discovered, Self.json(found.identifier, name: found.name, rssi: found.rssi, connected: nil))
+                bus.publish(.discovered) {
+                    Self.json(
+                        found.identifier, name: found.name, rssi: found.rssi, connected: nil, reports: found.reportCount
+                    )
+                }
             }
         }
-        state.withLock { $0.scan = task }
+        state.withLock { state in
+            state.scan = ControlScan(task: task, stream: stream)
+            state.counts.scans += 1
+        }
         if let seconds = duration {
             Task { [weak self] in
                 try? await Task.sleep(for: .seconds(seconds))
                 // Only this scan: a later central.scan.start replaced it and owns its own duration.
                 let mine = self?.state.withLock { state -> Bool in
-                    guard state.scan == task else { return false }
+                    guard state.scan?.task == task else { return false }
                     state.scan = nil
                     return true
                 }
@@ -185,23 +222,31 @@ public final class CentralControl: Sendable {
     }
 
     private func devices(_ central: CentralManager) -> JSON {
-        let rows = state.withLock { $0.devices }
         let connected = Set(central.retrieveConnectedPeripherals(withServices: []).map(\.identifier))
-        let sorted = rows.sorted { ($0.value.rssi ?? -999, $1.key) > ($1.value.rssi ?? -999, $0.key) }
+        let now = clock.now
+        let rows = state.withLock { state in
+            state.devices.expire(now: now, keeping: connected)
+            return state.devices.sorted
+        }
         return [
             "devices": .array(
-                sorted.map {
-                    Self.json($0.key, name: $0.value.name, rssi: $0.value.rssi, connected: connected.contains($0.key))
+                rows.map {
+                    Self.json($0.id, name: $0.row.name, rssi: $0.row.rssi, connected: connected.contains($0.id))
                 })
         ]
     }
 
-    static func json(_ id: PeripheralIdentifier, name: String?, rssi: Int?, connected: Bool?) -> JSON {
+    static func json(
+        _ id: PeripheralIdentifier, name: String?, rssi: Int?, connected: Bool?, reports: Int? = nil
+    )
+        -> JSON
+    {
         var object: JSONObject = [
             "id": .string(id.uuidString), "name": name.map(JSON.string) ?? .null,
             "rssi": rssi.map { .int(Int64($0)) } ?? .null,
         ]
         if let connected { object["connected"] = .bool(connected) }
+        if let reports { object["reports"] = .int(Int64(reports)) }
         return .object(object)
     }
 
@@ -272,9 +317,9 @@ public final class CentralControl: Sendable {
             let values = peripheral.notifications(for: characteristic)
             let task = Task {
                 for await value in values {
-                    bus.publish(
-                        .value,
-                        ["id": .string(id), "characteristic": .string(uuid), "value": .string(BLEParams.hex(value))])
+                    bus.publish(.value) {
+                        ["id": .string(id), "characteristic": .string(uuid), "value": .string(BLEParams.hex(value))]
+                    }
                 }
             }
             state.withLock {

@@ -63,7 +63,8 @@ public final class ControlServer: Sendable {
         }
         state.withLock { $0.socket = socket }
         loop.register(socket.fd, events: Int16(POLLIN)) { [weak self] _ in self?.acceptClients() }
-        let token = bus.observe { [weak self] event in
+        let token = bus.observe(wants: { [weak self] kind in self?.hasSubscriber(for: kind) ?? false }) {
+            [weak self] event in
             guard let self else { return }
             self.loop.execute { self.broadcast(event) }
         }
@@ -268,6 +269,11 @@ public final class ControlServer: Sendable {
         default:
             return nil
         }
+    }
+
+    /// Whether any client subscribed to events of `kind`.
+    private func hasSubscriber(for kind: EventKind) -> Bool {
+        state.withLock { state in state.clients.values.contains { $0.subscription?.contains(kind) == true } }
     }
 
     private func broadcast(_ event: AgentEvent) {

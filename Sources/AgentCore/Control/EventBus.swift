@@ -24,9 +24,14 @@ public final class EventBus: Sendable {
         fileprivate let id: UInt64
     }
 
+    private struct Observer {
+        var wants: (@Sendable (EventKind) -> Bool)?
+        var receive: @Sendable (AgentEvent) -> Void
+    }
+
     private struct State {
         var nextID: UInt64 = 0
-        var observers: [UInt64: @Sendable (AgentEvent) -> Void] = [:]
+        var observers: [UInt64: Observer] = [:]
     }
 
     private let state = Mutex(State())
@@ -34,14 +39,23 @@ public final class EventBus: Sendable {
     /// An empty bus.
     public init() {}
 
-    /// Adds an observer called (on the publishing thread) for every event.
+    /// Adds an observer called (on the publishing thread) for every event
+    /// whose kind `wants` accepts (every event without `wants`).
     @discardableResult
-    public func observe(_ observer: @escaping @Sendable (AgentEvent) -> Void) -> Token {
+    public func observe(
+        wants: (@Sendable (EventKind) -> Bool)? = nil, _ observer: @escaping @Sendable (AgentEvent) -> Void
+    ) -> Token {
         state.withLock { state in
             state.nextID += 1
-            state.observers[state.nextID] = observer
+            state.observers[state.nextID] = Observer(wants: wants, receive: observer)
             return Token(id: state.nextID)
         }
+    }
+
+    /// Whether any observer wants events of `kind` now.
+    public func isObserved(_ kind: EventKind) -> Bool {
+        let observers = state.withLock { Array($0.observers.values) }
+        return observers.contains { $0.wants?(kind) ?? true }
     }
 
     /// Removes an observer.
@@ -49,14 +63,21 @@ public final class EventBus: Sendable {
         _ = state.withLock { $0.observers.removeValue(forKey: token.id) }
     }
 
-    /// Publishes an event to every observer.
+    /// Publishes an event to every observer that wants its kind.
     public func publish(_ event: AgentEvent) {
         let observers = state.withLock { Array($0.observers.values) }
-        for observer in observers { observer(event) }
+        for observer in observers where observer.wants?(event.kind) ?? true { observer.receive(event) }
     }
 
     /// Publishes an event of `kind` with `data`.
     public func publish(_ kind: EventKind, _ data: JSON) {
         publish(AgentEvent(kind: kind, data: data))
+    }
+
+    /// Publishes an event of `kind` whose data `makeData` builds only if
+    /// someone wants that kind (frequent events nobody listens to cost nothing).
+    public func publish(_ kind: EventKind, _ makeData: () -> JSON) {
+        guard isObserved(kind) else { return }
+        publish(AgentEvent(kind: kind, data: makeData()))
     }
 }

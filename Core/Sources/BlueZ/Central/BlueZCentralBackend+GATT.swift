@@ -58,6 +58,14 @@ extension BlueZCentralBackend {
         _ = sockets.withLock { $0.started.insert(characteristic) }
     }
 
+    /// Stops or resumes reading the AcquireNotify socket of `characteristic`
+    /// (values wait in the socket, then in bluetoothd, meanwhile); nothing for
+    /// StartNotify, whose values come on the bus.
+    public func setNotificationsPaused(_ paused: Bool, characteristic: String) {
+        guard let fd = sockets.withLock({ $0.notify[characteristic] }) else { return }
+        loop.setPaused(paused, fd: fd)
+    }
+
     /// Closes the AcquireNotify socket (BlueZ then unsubscribes) or calls StopNotify.
     public func stopNotify(characteristic: String) async throws(BLEError) {
         let (fd, started) = sockets.withLock { sockets in
@@ -152,7 +160,9 @@ extension BlueZCentralBackend {
     static func socketEvent(_ event: SocketLoop.Event, gate: EventGate, sockets: SocketTable) {
         switch event {
         case .packet(let path, let value):
-            gate.yield(.notification(characteristicPath: path, value: value))
+            gate.yield(.notification(characteristicPath: path, value: value), endBatch: false)
+        case .batchEnded:
+            gate.batchEnded()
         case .closed(let path, let fd):
             // Only if it is still the registered socket: a new one may have
             // been acquired for the path meanwhile.
@@ -177,7 +187,7 @@ extension BlueZCentralBackend {
     }
 
     /// bluetoothd left: its sockets are dead and its notify sessions gone.
-    func forgetSockets() {
+    static func forgetSockets(sockets: SocketTable, loop: SocketLoop) {
         let fds = sockets.withLock { sockets -> [Int32] in
             let fds = Array(sockets.notify.values) + Array(sockets.write.values)
             sockets = Sockets()

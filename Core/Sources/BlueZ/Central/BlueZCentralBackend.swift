@@ -13,8 +13,12 @@ import Synchronization
 /// On creation it subscribes to NameOwnerChanged for `org.bluez` and to every
 /// signal from `org.bluez` (InterfacesAdded, InterfacesRemoved,
 /// PropertiesChanged) *before* it looks up the owner; the manager asks for
-/// GetManagedObjects when bluetoothd is present. Events are put in bus order
-/// by an ``EventGate`` (serials: nothing lost, nothing doubled). Every failed
+/// GetManagedObjects when bluetoothd is present. Both subscriptions are
+/// handled on the connection's own thread (``DBusConnection/handleSignals(_:batchEnded:handler:)``):
+/// each signal is decoded straight from the message and handed through an
+/// ``EventGate`` (bus order, serials: nothing lost, nothing doubled) to the
+/// manager, with no buffer and no task hop in between; a manager that falls
+/// behind slows the reading of the bus. Every failed
 /// call becomes a ``BLEError`` with the D-Bus error name kept
 /// (``BLEError/init(dbus:)``); AccessDenied also yields
 /// ``CentralBackendEvent/accessDenied``.
@@ -64,8 +68,6 @@ public final class BlueZCentralBackend: CentralBackend {
         var started: Set<String> = []
     }
 
-    /// The event stream; consumed by one manager.
-    public let events: AsyncStream<CentralBackendEvent>
     /// The connection used.
     public let connection: DBusConnection
     /// The options.
@@ -73,7 +75,7 @@ public final class BlueZCentralBackend: CentralBackend {
     let gate: EventGate
     let sockets: SocketTable
     let loop: SocketLoop
-    private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let subscriptions = Mutex<[DBusSignalHandler]>([])
 
     /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` if set) and
     /// starts following `org.bluez`.
@@ -91,35 +93,26 @@ public final class BlueZCentralBackend: CentralBackend {
     public init(connection: DBusConnection, options: Options = Options()) async throws(BLEError) {
         self.connection = connection
         self.options = options
-        let (events, continuation) = AsyncStream<CentralBackendEvent>.makeStream(bufferingPolicy: .unbounded)
-        self.events = events
-        let gate = EventGate(continuation: continuation)
+        let gate = EventGate()
         self.gate = gate
         let table = SocketTable()
         self.sockets = table
-        self.loop = SocketLoop { event in Self.socketEvent(event, gate: gate, sockets: table) }
-        let owners: NameOwnerChanges
-        let signals: DBusSignalStream
+        let loop = SocketLoop { event in Self.socketEvent(event, gate: gate, sockets: table) }
+        self.loop = loop
+        let owners: DBusSignalHandler
+        let signals: DBusSignalHandler
         let initialOwner: String?
         do {
-            owners = try await connection.nameOwnerChanges(of: BlueZNames.service, buffering: .unbounded)
-            signals = try await connection.signals(MatchRule(sender: BlueZNames.service), buffering: .unbounded)
-            initialOwner = try await connection.getNameOwner(BlueZNames.service)
-        } catch {
-            loop.stop()
-            throw BLEError(callFailure: error)
-        }
-        if let initialOwner { gate.ownerChanged(from: nil, to: initialOwner) } else { gate.initiallyAbsent() }
-        let ownerTask = Task { [weak self] in
-            for await change in owners where change.name == BlueZNames.service {
-                guard let self else { return }
-                if self.gate.ownerChanged(from: change.oldOwner, to: change.newOwner) { self.forgetSockets() }
+            owners = try await connection.handleSignals(.nameOwnerChanged(of: BlueZNames.service)) { signal in
+                guard let change = NameOwnerChange(signal: signal), change.name == BlueZNames.service else { return }
+                if gate.ownerChanged(from: change.oldOwner, to: change.newOwner) {
+                    Self.forgetSockets(sockets: table, loop: loop)
+                }
             }
-        }
-        let loop = self.loop
-        let signalTask = Task { [gate] in
-            for await signal in signals {
-                guard let delta = BlueZDecoding.delta(of: signal) else { continue }
+            signals = try await connection.handleSignals(
+                MatchRule(sender: BlueZNames.service), batchEnded: { gate.batchEnded() }
+            ) { signal in
+                guard let delta = BlueZDecoding.delta(of: signal) else { return }
                 gate.signal(delta, sender: signal.sender, serial: signal.serial)
                 if case .interfacesRemoved(let path, let interfaces) = delta,
                     interfaces.contains(BlueZInterface.gattCharacteristic)
@@ -127,20 +120,29 @@ public final class BlueZCentralBackend: CentralBackend {
                     Self.forget(characteristic: path, sockets: table, loop: loop)
                 }
             }
-            gate.finish()
+            initialOwner = try await connection.getNameOwner(BlueZNames.service)
+        } catch {
+            loop.stop()
+            throw BLEError(callFailure: error)
         }
-        tasks.withLock { $0 = [ownerTask, signalTask] }
+        if let initialOwner { gate.ownerChanged(from: nil, to: initialOwner) } else { gate.initiallyAbsent() }
+        subscriptions.withLock { $0 = [owners, signals] }
     }
 
     deinit {
-        tasks.withLock { $0.forEach { $0.cancel() } }
+        subscriptions.withLock { $0.forEach { $0.cancel() } }
         loop.stop()
     }
 
-    /// Stops following bluetoothd: closes the fd sockets and ends ``events``
-    /// (the connection stays open; close it yourself).
+    /// Starts delivering events to the manager's `receiver`.
+    public func attach(_ receiver: CentralEventReceiver) {
+        gate.attach(receiver)
+    }
+
+    /// Stops following bluetoothd: closes the fd sockets and stops delivering
+    /// events (the connection stays open; close it yourself).
     public func stop() {
-        tasks.withLock { $0.forEach { $0.cancel() } }
+        subscriptions.withLock { $0.forEach { $0.cancel() } }
         loop.stop()
         gate.finish()
     }
@@ -167,23 +169,18 @@ public final class BlueZCentralBackend: CentralBackend {
     /// GetManagedObjects; the reply goes through the gate.
     public func requestSnapshot() async throws(BLEError) {
         let reply = try await call("/", BlueZNames.objectManager, "GetManagedObjects")
-        let tree: ObjectTreeSnapshot
-        do {
-            guard let body = try reply.arguments().first else { throw BLEError(.failed, message: "empty reply") }
-            tree = BlueZDecoding.managedObjects(body)
-        } catch {
-            throw BLEError(callFailure: error)
+        guard reply.signature.rawValue == "a{oa{sa{sv}}}" else {
+            throw BLEError(.failed, message: "GetManagedObjects replied \(reply.signature)")
         }
+        let tree = reply.withBodyReader { BlueZDecoding.managedObjects(reading: $0) }
         gate.snapshot(tree, sender: reply.sender, serial: reply.serial)
     }
 
     /// Properties.GetAll, fed as InterfacesAdded.
     public func refresh(path: String, interface: String) async throws(BLEError) {
         let reply = try await call(path, BlueZNames.properties, "GetAll", [.string(interface)])
-        let body = (try? reply.arguments().first) ?? nil
-        gate.refreshed(
-            path: path, interface: interface, properties: body.map(BlueZDecoding.properties) ?? [:],
-            sender: reply.sender)
+        let properties = reply.withBodyReader { BlueZDecoding.properties(reading: $0) }
+        gate.refreshed(path: path, interface: interface, properties: properties, sender: reply.sender)
     }
 
     /// Adapter1.SetDiscoveryFilter (`UUIDs`, `RSSI`, `DuplicateData`,

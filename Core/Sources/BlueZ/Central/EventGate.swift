@@ -17,8 +17,10 @@ import Synchronization
 ///   yielded before the snapshot are buffered by ``ObjectTreeMirror`` and
 ///   filtered there by the same rule.
 ///
-/// Pure apart from the continuation it yields into; also keeps which paths
-/// are GATT descriptors, so ReadValue/WriteValue pick the right interface.
+/// What passes goes to the manager's ``CentralEventReceiver`` under the
+/// gate's lock (so in the order decided); until the manager attaches, only
+/// bluetoothd's latest presence is kept. Also keeps which paths are GATT
+/// descriptors, so ReadValue/WriteValue pick the right interface.
 final class EventGate: Sendable {
     private struct State {
         var owner: String?
@@ -26,11 +28,45 @@ final class EventGate: Sendable {
         var descriptors: Set<String> = []
     }
 
-    private let state = Mutex(State())
-    private let continuation: AsyncStream<CentralBackendEvent>.Continuation
+    private struct Delivery {
+        var receiver: CentralEventReceiver?
+        var presenceBeforeAttach: Bool?
+        var finished = false
+    }
 
-    init(continuation: AsyncStream<CentralBackendEvent>.Continuation) {
-        self.continuation = continuation
+    private let state = Mutex(State())
+    private let delivery = Mutex(Delivery())
+
+    init() {}
+
+    /// Starts delivering to `receiver`, first the presence seen so far.
+    func attach(_ receiver: CentralEventReceiver) {
+        state.withLock { _ in
+            let pending = delivery.withLock { delivery -> Bool? in
+                guard !delivery.finished, delivery.receiver == nil else { return nil }
+                delivery.receiver = receiver
+                defer { delivery.presenceBeforeAttach = nil }
+                return delivery.presenceBeforeAttach
+            }
+            if let pending { receiver.receive(.bluetoothdPresent(pending)) }
+        }
+        receiver.batchEnded()
+    }
+
+    /// Hands `event` to the receiver (called under the state lock, so in order).
+    private func deliver(_ event: CentralBackendEvent) {
+        let receiver = delivery.withLock { delivery -> CentralEventReceiver? in
+            if delivery.receiver == nil, !delivery.finished, case .bluetoothdPresent(let present) = event {
+                delivery.presenceBeforeAttach = present
+            }
+            return delivery.receiver
+        }
+        receiver?.receive(event)
+    }
+
+    /// A run of events ended: the receiver wakes its consumers.
+    func batchEnded() {
+        delivery.withLock { $0.receiver }?.batchEnded()
     }
 
     /// The unique name of the current bluetoothd, if any.
@@ -43,21 +79,22 @@ final class EventGate: Sendable {
     /// bluetoothd was lost.
     @discardableResult
     func ownerChanged(from oldOwner: String?, to newOwner: String?) -> Bool {
-        state.withLock { state in
+        defer { batchEnded() }
+        return state.withLock { state in
             var lost = false
             if let oldOwner, oldOwner == state.owner, newOwner != oldOwner {
                 state = State()
-                continuation.yield(.bluetoothdPresent(false))
+                deliver(.bluetoothdPresent(false))
                 lost = true
             }
             if let newOwner, newOwner != state.owner {
                 if state.owner != nil {
                     state = State()
-                    continuation.yield(.bluetoothdPresent(false))
+                    deliver(.bluetoothdPresent(false))
                     lost = true
                 }
                 state.owner = newOwner
-                continuation.yield(.bluetoothdPresent(true))
+                deliver(.bluetoothdPresent(true))
             }
             return lost
         }
@@ -66,8 +103,9 @@ final class EventGate: Sendable {
     /// Reports bluetoothd absent at start (GetNameOwner found no owner).
     func initiallyAbsent() {
         state.withLock { state in
-            if state.owner == nil { continuation.yield(.bluetoothdPresent(false)) }
+            if state.owner == nil { deliver(.bluetoothdPresent(false)) }
         }
+        batchEnded()
     }
 
     /// A tree signal from `sender` with D-Bus serial `serial`.
@@ -76,7 +114,7 @@ final class EventGate: Sendable {
             guard let owner = state.owner, sender == owner else { return }
             if let snapshotSerial = state.snapshotSerial, serial < snapshotSerial { return }
             Self.track(delta, in: &state.descriptors)
-            continuation.yield(.delta(delta, serial: serial))
+            deliver(.delta(delta, serial: serial))
         }
     }
 
@@ -86,8 +124,9 @@ final class EventGate: Sendable {
             guard let owner = state.owner, sender == owner else { return }
             state.snapshotSerial = serial
             state.descriptors = Set(tree.filter { $0.value[BlueZInterface.gattDescriptor] != nil }.keys)
-            continuation.yield(.snapshot(tree, serial: serial))
+            deliver(.snapshot(tree, serial: serial))
         }
+        batchEnded()
     }
 
     /// A Properties.GetAll reply, fed as InterfacesAdded (no serial: it is a
@@ -97,13 +136,16 @@ final class EventGate: Sendable {
             guard let owner = state.owner, sender == owner else { return }
             let delta = ObjectTreeDelta.interfacesAdded(path: path, interfaces: [interface: properties])
             Self.track(delta, in: &state.descriptors)
-            continuation.yield(.delta(delta, serial: nil))
+            deliver(.delta(delta, serial: nil))
         }
+        batchEnded()
     }
 
-    /// Yields any other event (notifications, flow control, access denied).
-    func yield(_ event: CentralBackendEvent) {
-        state.withLock { _ in _ = continuation.yield(event) }
+    /// Yields any other event (notifications, flow control, access denied);
+    /// with `endBatch`, the receiver's batch ends with it.
+    func yield(_ event: CentralBackendEvent, endBatch: Bool = true) {
+        state.withLock { _ in deliver(event) }
+        if endBatch { batchEnded() }
     }
 
     /// Whether `path` is a GattDescriptor1 (known from the tree, else by
@@ -113,8 +155,13 @@ final class EventGate: Sendable {
         return path.split(separator: "/").last?.hasPrefix("desc") ?? false
     }
 
-    /// Ends the event stream.
-    func finish() { continuation.finish() }
+    /// Stops delivering (the backend stopped).
+    func finish() {
+        delivery.withLock { delivery in
+            delivery.finished = true
+            delivery.receiver = nil
+        }
+    }
 
     private static func track(_ delta: ObjectTreeDelta, in descriptors: inout Set<String>) {
         switch delta {

@@ -20,6 +20,8 @@ final class SocketLoop: Sendable {
         case packet(path: String, value: [UInt8])
         /// The socket `fd` hung up (or was removed) and is closed now.
         case closed(path: String, fd: Int32)
+        /// The packets read in one turn of the loop have all been reported.
+        case batchEnded
     }
 
     /// The result of a non-blocking send.
@@ -35,6 +37,7 @@ final class SocketLoop: Sendable {
     private struct Watch {
         var path: String
         var reads: Bool
+        var paused = false
         var bufferSize: Int
         var closing = false
         var writeWaiters: [CheckedContinuation<Bool, Never>] = []
@@ -44,6 +47,9 @@ final class SocketLoop: Sendable {
         var watches: [Int32: Watch] = [:]
         var stopped = false
     }
+
+    /// The most packets read from one socket in one turn.
+    private static let readBatch = 64
 
     private let state = Mutex(State())
     private let wakeFD: Int32
@@ -92,6 +98,16 @@ final class SocketLoop: Sendable {
         if !added { _ = Glibc.close(fd) }
         wake()
         return added
+    }
+
+    /// Stops (true) or resumes (false) reading `fd`; what arrives meanwhile waits in the socket.
+    func setPaused(_ paused: Bool, fd: Int32) {
+        let changed = state.withLock { state -> Bool in
+            guard state.watches[fd]?.paused != paused, state.watches[fd] != nil else { return false }
+            state.watches[fd]?.paused = paused
+            return true
+        }
+        if changed { wake() }
     }
 
     /// Closes the socket registered as `fd` (on the loop thread).
@@ -156,6 +172,7 @@ final class SocketLoop: Sendable {
             for entry in polls.dropFirst() where entry.revents != 0 {
                 handle(fd: entry.fd, revents: entry.revents, buffer: &buffer)
             }
+            if ready > 0 { handler(.batchEnded) }
         }
         _ = Glibc.close(wakeFD)
         _ = Glibc.close(wakeWriteFD)
@@ -172,7 +189,7 @@ final class SocketLoop: Sendable {
             }
             let fds = state.watches.map { fd, watch -> (Int32, Int16) in
                 var events: Int16 = 0
-                if watch.reads { events |= Int16(POLLIN) }
+                if watch.reads && !watch.paused { events |= Int16(POLLIN) }
                 if !watch.writeWaiters.isEmpty { events |= Int16(POLLOUT) }
                 return (fd, events)
             }
@@ -189,13 +206,19 @@ final class SocketLoop: Sendable {
         guard let watch = state.withLock({ $0.watches[fd] }) else { return }
         if revents & Int16(POLLIN) != 0 {
             if buffer.count < watch.bufferSize { buffer = [UInt8](repeating: 0, count: watch.bufferSize) }
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, watch.bufferSize) }
-            if count > 0 {
-                handler(.packet(path: watch.path, value: Array(buffer[0..<count])))
+            // Up to a batch of packets per turn (one poll for many values under a flood), until the socket is
+            // empty or reading is paused.
+            for _ in 0..<SocketLoop.readBatch {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, watch.bufferSize) }
+                if count > 0 {
+                    handler(.packet(path: watch.path, value: Array(buffer[0..<count])))
+                    if state.withLock({ $0.watches[fd]?.paused ?? true }) { return }
+                    continue
+                }
+                if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
+                remove(fd: fd)
                 return
             }
-            if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
-            remove(fd: fd)
             return
         }
         if revents & Int16(POLLOUT) != 0 {

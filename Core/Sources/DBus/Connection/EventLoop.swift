@@ -48,6 +48,7 @@ final class EventLoop {
         while true {
             execute(core.mailbox.take())
             let moreToDispatch = dispatchSome()
+            core.signals.endOfBatch()
             let idle = !LibDBus.hasMessagesToSend(connection)
             if idle { resumeFlushWaiters() }
             if disconnected || !LibDBus.isConnected(connection), !moreToDispatch { break }

@@ -102,10 +102,7 @@ extension DBusConnection {
     ) async throws
         -> NameOwnerChanges
     {
-        let rule = MatchRule(
-            sender: BusNames.bus, interface: BusNames.bus, member: "NameOwnerChanged", path: BusNames.busPath,
-            arguments: name.map { [0: $0] } ?? [:])
-        return NameOwnerChanges(signals: try await signals(rule, buffering: buffering))
+        NameOwnerChanges(signals: try await signals(.nameOwnerChanged(of: name), buffering: buffering))
     }
 }
 
@@ -124,10 +121,7 @@ public struct NameOwnerChanges: AsyncSequence, Sendable {
         /// The next change, or `nil` when the stream ends.
         public mutating func next() async -> NameOwnerChange? {
             while let message = await base.next() {
-                guard let (name, old, new) = try? message.decode(String.self, String.self, String.self) else {
-                    continue
-                }
-                return NameOwnerChange(name: name, oldOwner: old.isEmpty ? nil : old, newOwner: new.isEmpty ? nil : new)
+                if let change = NameOwnerChange(signal: message) { return change }
             }
             return nil
         }

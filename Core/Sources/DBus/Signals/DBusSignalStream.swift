@@ -98,7 +98,7 @@ extension DBusConnection {
 
     /// Starts following the owner of `name` (for local sender matching): subscribe to its `NameOwnerChanged`,
     /// then ask for its current owner.
-    private func trackOwner(of name: String) async throws {
+    func trackOwner(of name: String) async throws {
         core.signals.retainOwner(name)
         do {
             _ = try await callBus("AddMatch", [.string(DBusConnection.ownerRule(name).ruleString)])
@@ -109,7 +109,7 @@ extension DBusConnection {
         }
     }
 
-    private func untrackOwner(of name: String) {
+    func untrackOwner(of name: String) {
         core.signals.releaseOwner(name)
         try? callNoReply(
             destination: BusNames.bus, path: BusNames.busPath, interface: BusNames.bus, member: "RemoveMatch",

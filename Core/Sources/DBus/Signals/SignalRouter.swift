@@ -3,12 +3,32 @@ import Synchronization
 /// The signal subscriptions of one connection, and the owners of the well-known names they filter on.
 ///
 /// ``route(_:)`` runs on the owner thread for every incoming signal, in arrival order, and yields it to each
-/// matching subscription's stream (outside the lock). Subscriptions are added and removed from any task.
+/// matching subscription's stream, or calls its handler right there on the owner thread (outside the lock).
+/// ``endOfBatch()`` runs after each run of dispatched messages and tells the handlers. Subscriptions are added and
+/// removed from any task.
 final class SignalRouter: Sendable {
-    struct Subscription {
+    /// A class, so routing a signal copies a reference, not the rule.
+    final class Subscription: Sendable {
+        /// Where matching signals go.
+        enum Target: Sendable {
+            /// Yielded to a stream.
+            case stream(AsyncStream<DBusMessage>.Continuation, DropCounter)
+            /// Handled synchronously on the owner thread; `batchEnded` after each run of messages.
+            case handler(@Sendable (DBusMessage) -> Void, batchEnded: (@Sendable () -> Void)?)
+        }
+
         let rule: MatchRule
-        let continuation: AsyncStream<DBusMessage>.Continuation
-        let drops: DropCounter
+        let target: Target
+
+        init(rule: MatchRule, continuation: AsyncStream<DBusMessage>.Continuation, drops: DropCounter) {
+            self.rule = rule
+            self.target = .stream(continuation, drops)
+        }
+
+        init(rule: MatchRule, target: Target) {
+            self.rule = rule
+            self.target = target
+        }
     }
 
     private struct OwnerTracking {
@@ -25,6 +45,8 @@ final class SignalRouter: Sendable {
 
     private let state = Mutex(State())
     private let nextID = Atomic<UInt64>(1)
+    /// Whether a handler got a signal since the last ``endOfBatch()``.
+    private let routedToHandler = Atomic<Bool>(false)
 
     func makeID() -> UInt64 { nextID.wrappingAdd(1, ordering: .relaxed).oldValue }
 
@@ -92,8 +114,26 @@ final class SignalRouter: Sendable {
             return targets
         }
         for target in targets {
-            if case .dropped = target.continuation.yield(message) { target.drops.increment() }
+            switch target.target {
+            case .stream(let continuation, let drops):
+                if case .dropped = continuation.yield(message) { drops.increment() }
+            case .handler(let handler, _):
+                routedToHandler.store(true, ordering: .relaxed)
+                handler(message)
+            }
         }
+    }
+
+    /// A run of dispatched messages ended (owner thread): handlers that got signals in it hear so.
+    func endOfBatch() {
+        guard routedToHandler.exchange(false, ordering: .relaxed) else { return }
+        let ends = state.withLock { state in
+            state.subscriptions.values.compactMap { subscription -> (@Sendable () -> Void)? in
+                if case .handler(_, let batchEnded) = subscription.target { return batchEnded }
+                return nil
+            }
+        }
+        for end in ends { end() }
     }
 
     /// Ends every stream (the connection closed).
@@ -104,7 +144,9 @@ final class SignalRouter: Sendable {
             state.subscriptions = [:]
             return all
         }
-        for subscription in subscriptions { subscription.continuation.finish() }
+        for subscription in subscriptions {
+            if case .stream(let continuation, _) = subscription.target { continuation.finish() }
+        }
     }
 
     static func isNameOwnerChanged(_ message: DBusMessage) -> Bool {
