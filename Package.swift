@@ -51,7 +51,7 @@ let package = Package(
         // name differs from the core's VirtualPaymentTerminal module it imports).
         .target(
             name: "VirtualTerminalPlugin", dependencies: [core], path: "plugins/VirtualTerminal", swiftSettings: strict),
-        // The sensor aggregator (issue 7): pure logic plus the peripheral plugin shell.
+        // The sensor aggregator: pure logic plus the peripheral plugin shell.
         .target(
             name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", exclude: ["Entry"],
             swiftSettings: strict),
