@@ -415,8 +415,10 @@ def main():
                   flush=True)
     finally:
         stop.set()
+        # The clients are daemon threads, some blocked in a read with a long timeout: wait 20 s in all.
+        joined_by = time.monotonic() + 20
         for thread in threads:
-            thread.join(timeout=20)
+            thread.join(timeout=max(0, joined_by - time.monotonic()))
         if agent.poll() is None:
             agent.send_signal(signal.SIGTERM)
             try:
