@@ -18,16 +18,18 @@ extension CentralManager {
     /// bluetoothd gone, the adapter gone; ``ScanEnd/resumesWhenPoweredOn``)
     /// waits for poweredOn again. `onChange` hears each start, refusal and
     /// end; the last end it hears says why the loop returned (none when the
-    /// task was cancelled while waiting for poweredOn).
+    /// task was cancelled while waiting for poweredOn). `onScan` gets each
+    /// scan's stream as it starts (for its ``DiscoveryStream/counters``).
     public func scanWhilePoweredOn(
         withServices services: [BluetoothUUID]?, options: ScanOptions, onChange: (ScanLoopEvent) -> Void,
-        _ handle: (Discovery) async -> Void
+        onScan: (DiscoveryStream) -> Void = { _ in }, _ handle: (Discovery) async -> Void
     ) async {
         while !Task.isCancelled {
             for await state in stateUpdates() where state == .poweredOn { break }
             guard !Task.isCancelled else { return }
             do throws(BLEError) {
                 let discoveries = try scanForPeripherals(withServices: services, options: options)
+                onScan(discoveries)
                 onChange(.scanning)
                 for await found in discoveries { await handle(found) }
                 let end = discoveries.end ?? .stopped

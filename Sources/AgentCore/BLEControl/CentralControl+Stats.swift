@@ -59,7 +59,7 @@ extension CentralControl {
     /// The summary `agent.status` shows under `central` while the role runs, else nil.
     public func statusSummary() -> JSON? {
         guard let central = state.withLock({ $0.central }) else { return nil }
-        let rows = state.withLock { $0.devices.count }
+        let (rows, restored) = state.withLock { ($0.devices.count, $0.restored) }
         let manager = central.statistics
         let dropped =
             manager.scans.dropped + manager.notifications.dropped + manager.refreshes.dropped
@@ -68,6 +68,7 @@ extension CentralControl {
             "devices": .int(Int64(rows)), "mirroredDevices": .int(Int64(manager.mirror.devices)),
             "advertisementReports": .int(Int64(manager.advertisementReports)),
             "merged": .int(Int64(manager.scans.merged)), "dropped": .int(Int64(dropped)),
+            "restored": restored ?? .null,
         ]
     }
 
