@@ -1,6 +1,7 @@
 import ControlProtocol
 import Glibc
 import JSON
+import RoleKit
 import Synchronization
 
 /// The running agent apart from its entry point: the config it runs, the
@@ -24,8 +25,9 @@ public final class Agent: Sendable {
     private let notifier: SystemdNotifier?
     private let started = SystemdNotifier.monotonicMicroseconds()
     private let server: Mutex<ControlServer?> = Mutex(nil)
+    private let locks: AgentLocks
     private let extensions = Mutex(Extensions())
-    private let log: @Sendable (String) -> Void
+    private let log: AgentLog
 
     /// What other parts of the agent (the fleet) hang on it.
     private struct Extensions {
@@ -35,11 +37,13 @@ public final class Agent: Sendable {
     }
 
     /// An agent running `config`, read from `configPath` (re-read on reload),
-    /// whose role runs in `roleHost`.
+    /// whose role runs in `roleHost`; `locks` holds the directories `config`
+    /// needs (a reload moves them).
     public init(
         config: AgentConfig, configPath: String, bus: EventBus, roleHost: RoleHost, backends: BackendFactory? = nil,
-        loop: EventLoop, notifier: SystemdNotifier?, log: @escaping @Sendable (String) -> Void
+        loop: EventLoop, notifier: SystemdNotifier?, locks: AgentLocks = AgentLocks(), log: AgentLog
     ) {
+        self.locks = locks
         self.backends = backends
         self.state = Mutex(State(config: config))
         self.configPath = configPath
@@ -76,27 +80,23 @@ public final class Agent: Sendable {
 
     /// Registers `agent.status`, `agent.reload`, `agent.shutdown` and `agent.methods`.
     public func registerBuiltins(in registry: MethodRegistry) throws(RegistrationError) {
-        try registry.registerBuiltin("agent.status") { [weak self] call in
-            try Self.expectNoParams(call)
+        try registry.registerBuiltin("agent.status", params: .none) { [weak self] _ in
             guard let self else { throw RPCError(.shuttingDown, "the agent is stopping") }
             return self.status()
         }
-        try registry.registerBuiltin("agent.reload") { [weak self] call in
-            try Self.expectNoParams(call)
+        try registry.registerBuiltin("agent.reload", params: .none) { [weak self] _ in
             guard let self else { throw RPCError(.shuttingDown, "the agent is stopping") }
             switch await self.reload(trigger: "control") {
             case .success: return self.status()
             case .failure(let error): throw Self.rpcError(error)
             }
         }
-        try registry.registerBuiltin("agent.shutdown") { [weak self] call in
-            try Self.expectNoParams(call)
+        try registry.registerBuiltin("agent.shutdown", params: .none) { [weak self] call in
             guard let self else { throw RPCError(.shuttingDown, "the agent is stopping") }
             call.afterReply.add { self.stop(reason: "agent.shutdown from pid \(call.peer.pid)") }
             return ["stopping": true]
         }
-        try registry.registerBuiltin("agent.methods") { [weak registry] call in
-            try Self.expectNoParams(call)
+        try registry.registerBuiltin("agent.methods", params: .none) { [weak registry] _ in
             let names = (registry?.methods ?? []) + ["events.subscribe", "events.unsubscribe"]
             return .array(names.sorted().map(JSON.string))
         }
@@ -138,15 +138,17 @@ public final class Agent: Sendable {
         await roleHost.apply(config, trigger: "start")
     }
 
-    /// Re-reads and validates the config. A valid one replaces the running
-    /// config and the role host applies it (switching role or restarting the
-    /// plugin if its settings changed) before this returns; an invalid one is
+    /// Re-reads and validates the config, including the selected role's
+    /// plugin config (its ``RoleKit/PluginDescriptor/validateConfig``) and
+    /// the locks on its directories. A valid one replaces the running config
+    /// and the role host applies it (switching role or restarting the plugin
+    /// if its settings changed) before this returns; an invalid one is
     /// rejected and the running config and role kept. Either way a `state`
     /// event says what happened, and systemd hears RELOADING=1 then READY=1.
     @discardableResult
     public func reload(trigger: String) async -> Result<AgentConfig, ConfigError> {
         try? notifier?.reloading()
-        switch Result(catching: { () throws(ConfigError) in try AgentConfig.load(from: configPath) }) {
+        switch Result(catching: { () throws(ConfigError) in try checkedConfig() }) {
         case .success(let config):
             state.withLock { $0.config = config }
             if let server = server.withLock({ $0 }) {
@@ -155,14 +157,16 @@ public final class Agent: Sendable {
                 policy.allowedUids = config.control.allowedUids
                 server.setPolicy(policy)
             }
-            log("reloaded \(configPath) (\(trigger)): role \(config.role.rawValue), backend \(config.backend.rawValue)")
+            log.info(
+                "reloaded \(configPath) (\(trigger)): role \(config.role.rawValue), backend \(config.backend.rawValue)")
             await roleHost.apply(config, trigger: trigger)
             for observer in extensions.withLock({ $0.reloadObservers }) { await observer(config) }
             bus.publish(.state, stateEvent("reloaded", trigger: trigger))
             try? notifier?.ready(status: readyStatus)
             return .success(config)
         case .failure(let error):
-            log("reload (\(trigger)) rejected; keeping the running config:\n\(error)")
+            log.warning("reload (\(trigger)) rejected; keeping the running config")
+            for issue in error.issues { log.warning("\(error.file): \(issue)") }
             var data = stateEvent("reload rejected", trigger: trigger)
             if case .object(var object) = data {
                 object["errors"] = Self.issuesJSON(error)
@@ -174,6 +178,21 @@ public final class Agent: Sendable {
         }
     }
 
+    /// The config file read and validated, its plugin config checked and
+    /// its directories locked: any problem is a config error.
+    private func checkedConfig() throws(ConfigError) -> AgentConfig {
+        let config = try AgentConfig.load(from: configPath)
+        let pluginIssues = roleHost.configIssues(config)
+        guard pluginIssues.isEmpty else { throw ConfigError(file: configPath, issues: pluginIssues) }
+        do {
+            try locks.update(for: config)
+        } catch {
+            let field = if case .held(_, let field, _) = error { field } else { "" }
+            throw ConfigError(file: configPath, issues: [ConfigIssue(path: field, message: "\(error)")])
+        }
+        return config
+    }
+
     /// Starts a clean stop: STOPPING=1, a `state` event, the role's plugin
     /// stopped (within its deadline), then the loop stops (the caller closes
     /// the server after ``EventLoop/run()`` returns).
@@ -183,7 +202,7 @@ public final class Agent: Sendable {
             return !state.stopping
         }
         guard first else { return }
-        log("stopping: \(reason)")
+        log.info("stopping: \(reason)")
         try? notifier?.stopping()
         bus.publish(.state, stateEvent("stopping", trigger: reason))
         let hooks = extensions.withLock { $0.stopHooks }
@@ -225,15 +244,5 @@ public final class Agent: Sendable {
         RPCError(
             .configInvalid, "the config is invalid; the running config is kept",
             data: ["file": .string(error.file), "errors": issuesJSON(error)])
-    }
-
-    /// Throws invalid params unless `call` has no params (absent, `{}` or `[]`).
-    public static func expectNoParams(_ call: MethodCall) throws(RPCError) {
-        switch call.params {
-        case nil: return
-        case .object(let object) where object.isEmpty: return
-        case .array(let array) where array.isEmpty: return
-        default: throw .invalidParams("\(call.method) takes no params")
-        }
     }
 }

@@ -19,6 +19,20 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Invalid params (-32602) with a message naming the parameter.
     public static func invalidParams(_ message: String) -> RPCError { RPCError(.invalidParams, message) }
 
+    /// -32602 for params a schema refused: the message is the first problem
+    /// (`durationSeconds: expected an integer from 1 to 86400, found the
+    /// string "zz"`), `data.errors` lists every one as `{"path", "message"}`.
+    public init(invalidParams errors: JSONFieldErrors) {
+        let first = errors.errors.first?.description ?? "invalid params"
+        let more = errors.errors.count > 1 ? " (and \(errors.errors.count - 1) more in data.errors)" : ""
+        self.init(
+            .invalidParams, first + more,
+            data: [
+                "errors": .array(
+                    errors.errors.map { ["path": .string($0.path), "message": .string($0.message)] })
+            ])
+    }
+
     /// The error object as JSON: `{"code":…, "message":…, "data":…}`.
     public var json: JSON {
         var object: JSONObject = ["code": .int(code.rawValue), "message": .string(message)]

@@ -50,9 +50,8 @@ public final class FleetHost: FleetPublisher {
     /// Registers `fleet.status`, the `fleet` section of `agent.status`, and
     /// follows the agent's reloads and stop.
     public func attach() throws(RegistrationError) {
-        try registry.registerBuiltin("fleet.status") { [weak self] call in
-            try Agent.expectNoParams(call)
-            return self?.statusJSON ?? ["enabled": false]
+        try registry.registerBuiltin("fleet.status", params: .none) { [weak self] _ in
+            self?.statusJSON ?? ["enabled": false]
         }
         agent.addStatusSection("fleet") { [weak self] in self?.running.withLock { $0 }?.service.statusJSON }
         agent.observeReloads { [weak self] config in

@@ -55,41 +55,23 @@ final class ControlClient {
     func call(_ method: String, params: JSON? = nil) throws(ClientFailure) -> JSON {
         nextID += 1
         let id = RPCID.number(nextID)
-        do {
-            try send(RPCMessage.request(id: id, method: method, params: params))
-        } catch {
-            // An agent that refuses a connection writes why and closes it, which can
-            // happen before this request went out; the reason is still there to read.
-            if let message = try? readMessage(timeoutMilliseconds: Self.replyTimeoutMilliseconds),
-                let refusal = Self.refusal(message)
-            {
-                throw refusal
-            }
-            throw error
-        }
+        try send(RPCMessage.request(id: id, method: method, params: params))
         while true {
             let message = try readMessage(timeoutMilliseconds: Self.replyTimeoutMilliseconds)
-            if let refusal = Self.refusal(message) { throw refusal }
             switch message {
             case .response(let replyID, let result) where replyID == id:
                 switch result {
                 case .success(let value): return value
                 case .failure(let error): throw .agent(error)
                 }
+            case .response(.null, .failure(let error)) where Self.isRefusal(error):
+                throw Self.refused(error)
             case .response:
                 continue
             case .notification(let method, let params):
                 pendingNotifications.append((method, params))
             }
         }
-    }
-
-    /// A connection-level refusal (not authorized, too many clients) as the failure it is.
-    private static func refusal(_ message: RPCIncoming) -> ClientFailure? {
-        guard case .response(.null, .failure(let error)) = message,
-            [.tooManyClients, .notAuthorized].contains(error.code)
-        else { return nil }
-        return .unreachable("the agent refused the connection: \(error.message) (\(error.code.rawValue))")
     }
 
     /// The next notification, waiting for it; `nil` when the agent closes the connection.
@@ -113,10 +95,33 @@ final class ControlClient {
             let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if written < 0 {
                 if errno == EINTR { continue }
-                throw .unreachable("cannot send to the agent: \(Self.lastError())")
+                let reason = "cannot send to the agent: \(Self.lastError())"
+                // The agent refuses a connection by writing one error line and closing it, which
+                // fails a write that comes after (EPIPE): the line says why, so read it first.
+                throw waitingRefusal() ?? .unreachable(reason)
             }
             bytes = bytes.dropFirst(written)
         }
+    }
+
+    /// The refusal the agent wrote before closing the connection, if one is
+    /// waiting to be read (or arrives within a second).
+    private func waitingRefusal() -> ClientFailure? {
+        while let message = try? readMessage(timeoutMilliseconds: 1000) {
+            if case .response(.null, .failure(let error)) = message, Self.isRefusal(error) {
+                return Self.refused(error)
+            }
+        }
+        return nil
+    }
+
+    /// Whether `error` refuses the connection itself (not authorized, too many clients).
+    private static func isRefusal(_ error: RPCError) -> Bool {
+        [.tooManyClients, .notAuthorized].contains(error.code)
+    }
+
+    private static func refused(_ error: RPCError) -> ClientFailure {
+        .unreachable("the agent refused the connection: \(error.message) (\(error.code.rawValue))")
     }
 
     /// The next message; waits at most `timeoutMilliseconds` for data (-1: forever).

@@ -33,9 +33,13 @@ do {
     case .agent(let rpcError):
         if context.json { context.print(RPCMessage.error(id: .null, rpcError)["error"]?.serialized() ?? "") }
         var text = "blectl: agent error: \(rpcError.message) (\(rpcError.code.rawValue))\n"
-        for issue in rpcError.data?["errors"]?.arrayValue ?? [] {
+        let issues = (rpcError.data?["errors"]?.arrayValue ?? []).map { issue in
             let path = issue["path"]?.stringValue ?? ""
-            text += "  \(path.isEmpty ? "" : path + ": ")\(issue["message"]?.stringValue ?? "")\n"
+            return (path.isEmpty ? "" : path + ": ") + (issue["message"]?.stringValue ?? "")
+        }
+        // A lone problem the message already is (a params error) is not repeated.
+        if issues != [rpcError.message] {
+            for issue in issues { text += "  \(issue)\n" }
         }
         Output.write(2, text)
         exit(1)

@@ -1,6 +1,7 @@
 import AgentCore
 import ControlProtocol
 import JSON
+import RoleKit
 import Testing
 
 func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
@@ -14,6 +15,12 @@ struct LineFramerTests {
         #expect(framer.bufferedBytes == 4)
         #expect(framer.append(bytes(":2}\r\n\n\nx\n")) == [.line(bytes("{\"b\":2}")), .line(bytes("x"))])
         #expect(framer.bufferedBytes == 0)
+    }
+
+    @Test("a line of spaces and tabs is skipped like an empty line")
+    func whitespaceLines() {
+        var framer = LineFramer(maxLineBytes: 100)
+        #expect(framer.append(bytes(" \t \r\n   \n\t\n{}\n")) == [.line(bytes("{}"))])
     }
 
     @Test("a line over the limit yields one oversized frame and framing resumes after its newline")
@@ -132,20 +139,20 @@ struct RegistryTests {
     func namespaces() throws {
         let registry = MethodRegistry()
         let handler: MethodHandler = { _ in .null }
-        try registry.register("scanner.journal", namespace: "scanner", handler: handler)
+        try registry.register("scanner.journal", namespace: "scanner", params: .none, handler: handler)
         #expect(throws: RegistrationError.outsideNamespace(method: "other.x", namespace: "scanner")) {
-            try registry.register("other.x", namespace: "scanner", handler: handler)
+            try registry.register("other.x", namespace: "scanner", params: .none, handler: handler)
         }
         #expect(throws: RegistrationError.reservedNamespace("agent")) {
-            try registry.register("agent.evil", namespace: "agent", handler: handler)
+            try registry.register("agent.evil", namespace: "agent", params: .none, handler: handler)
         }
         #expect(throws: RegistrationError.malformedName("scanner")) {
-            try registry.register("scanner", namespace: "scanner", handler: handler)
+            try registry.register("scanner", namespace: "scanner", params: .none, handler: handler)
         }
         #expect(throws: RegistrationError.duplicate("scanner.journal")) {
-            try registry.register("scanner.journal", namespace: "scanner", handler: handler)
+            try registry.register("scanner.journal", namespace: "scanner", params: .none, handler: handler)
         }
-        try registry.registerBuiltin("agent.status", handler: handler)
+        try registry.registerBuiltin("agent.status", params: .none, handler: handler)
         #expect(registry.methods == ["agent.status", "scanner.journal"])
         registry.unregisterNamespace("scanner")
         #expect(registry.methods == ["agent.status"])

@@ -20,14 +20,20 @@ func writeBytes(_ path: String, _ bytes: [UInt8]) {
     close(fd)
 }
 
-/// Copies the file at `source` to `destination`.
-func copyFile(_ source: String, _ destination: String) {
-    let input = open(source, O_RDONLY)
+/// The contents of the file at `path`, or nil if it cannot be opened.
+func readBytes(_ path: String) -> [UInt8]? {
+    let input = open(path, O_RDONLY)
+    guard input >= 0 else { return nil }
     defer { close(input) }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while case let count = read(input, &chunk, chunk.count), count > 0 { bytes += chunk[..<count] }
-    writeBytes(destination, bytes)
+    return bytes
+}
+
+/// Copies the file at `source` to `destination`.
+func copyFile(_ source: String, _ destination: String) {
+    writeBytes(destination, readBytes(source) ?? [])
 }
 
 /// A validated config for the role host: `plugins` maps each role to a plugin
@@ -68,18 +74,32 @@ final class EventRecorder: Sendable {
 /// A role context whose registrar and event sink record what the plugin does.
 final class RecordingPluginHost: PluginMethodRegistrar, PluginEventSink {
     let namespace: String
-    private let handlers = Mutex<[String: PluginMethodHandler]>([:])
+    private let handlers = Mutex<[String: (ParamSchema, PluginMethodHandler)]>([:])
     private let emitted = Mutex<[(String, JSON)]>([])
 
     init(namespace: String) { self.namespace = namespace }
 
-    func register(_ method: String, handler: @escaping PluginMethodHandler) throws(PluginRegistrationError) {
-        handlers.withLock { $0[method] = handler }
+    func register(
+        _ method: String, params: ParamSchema, handler: @escaping PluginMethodHandler
+    ) throws(PluginRegistrationError) {
+        handlers.withLock { $0[method] = (params, handler) }
     }
 
     func emit(_ name: String, _ data: JSON) { emitted.withLock { $0.append((name, data)) } }
 
-    func handler(_ method: String) -> PluginMethodHandler? { handlers.withLock { $0[method] } }
+    /// The method's handler behind its params check, as the agent runs it.
+    func handler(_ method: String) -> PluginMethodHandler? {
+        guard let (params, handler) = handlers.withLock({ $0[method] }) else { return nil }
+        return { call in
+            var checked = call
+            do {
+                checked.arguments = try params.validate(call.params)
+            } catch {
+                throw PluginMethodError.invalidParams("\(error)")
+            }
+            return try await handler(checked)
+        }
+    }
 
     var events: [String] { emitted.withLock { $0.map(\.0) } }
 

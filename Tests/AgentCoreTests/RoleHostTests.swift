@@ -11,7 +11,7 @@ struct RoleHostTests {
     let directory = TemporaryDirectory()
 
     func makeHost() -> RoleHost {
-        RoleHost(loader: PluginLoader(), registry: registry, bus: bus, log: { _ in })
+        RoleHost(loader: PluginLoader(), registry: registry, bus: bus, log: .discard)
     }
 
     @Test("starts the role's plugin with its methods, switches role on apply, and stops it with its methods removed")
@@ -73,11 +73,12 @@ struct RoleHostTests {
         let recorder = EventRecorder(bus)
         let host = makeHost()
         let bad = try hostConfig(
-            role: .central, plugins: [.central: ("Diagnostics", ["heartbeatSeconds": "often"])],
+            role: .central, plugins: [.central: ("Diagnostics", ["heartbeatSeconds": "often", "colour": 1])],
             stateDirectory: directory.path)
         await host.apply(bad, trigger: "start")
         let reason =
-            "plugin \"Diagnostics\" rejected its context: config.heartbeatSeconds: expected an integer from 0 to 86400"
+            "plugin \"Diagnostics\" rejected its config: config.colour: unknown field; config.heartbeatSeconds: "
+            + "expected an integer from 0 to 86400, found the string \"often\""
         #expect(host.status == RoleStatus(phase: .failed, role: .central, plugin: "Diagnostics", reason: reason))
         #expect(registry.methods == [])
         let failed = recorder.all.last { $0.data["roleState"]?["state"] == "failed" }
@@ -139,7 +140,7 @@ struct RoleHostTests {
         // The plugin never returns: the deadline is the only way out, whatever the machine's speed.
         options.startDeadline = .seconds(1)
         options.stopDeadline = .seconds(1)
-        let host = RoleHost(loader: PluginLoader(), registry: registry, bus: bus, options: options, log: { _ in })
+        let host = RoleHost(loader: PluginLoader(), registry: registry, bus: bus, options: options, log: .discard)
         await host.apply(
             try hostConfig(
                 role: .central, plugins: [.central: ("StuckPlugin", ["hang": "start"])], stateDirectory: directory.path),

@@ -2,6 +2,7 @@ import AgentCore
 import ControlProtocol
 import Glibc
 import JSON
+import RoleKit
 import Testing
 
 /// A fresh directory under /tmp, removed (with what is in it) by `remove()`.
@@ -98,11 +99,11 @@ final class ServerHarness {
             socketPath: "\(directory.path)/control.sock", policy: PeerPolicy(allowedUids: [], ownUid: geteuid()))
         configure(&options)
         server = ControlServer(options: options, loop: loop, registry: registry, bus: bus)
-        try registry.registerBuiltin("test.echo") { call in call.params ?? .null }
-        try registry.registerBuiltin("test.fail") { _ in
+        try registry.registerBuiltin("test.echo", params: .any) { call in call.params ?? .null }
+        try registry.registerBuiltin("test.fail", params: .none) { _ in
             throw RPCError(.roleNotRunning, "no role", data: ["why": "test"])
         }
-        try registry.registerBuiltin("test.crash") { _ in throw TestFailure() }
+        try registry.registerBuiltin("test.crash", params: .none) { _ in throw TestFailure() }
         try server.start()
         loop.runOnNewThread()
     }

@@ -42,16 +42,30 @@ struct AgentProcessTests {
     func checkConfigAndUsage() throws {
         let directory = makeTemporaryDirectory()
         defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
-        writeFile("\(directory)/roles.json", RunningAgent.config(role: "central"))
+        writeFile(
+            "\(directory)/roles.json",
+            RunningAgent.config(role: "central", plugins: ("Diagnostics", "SensorAggregator"))
+                .replacing(
+                    #""plugin": "SensorAggregator""#,
+                    with:
+                        #""plugin": "SensorAggregator", "config": {"sensors": [{"id": "t", "kind": "temperature", "source": {"type": "simulated", "base": 20}}], "advertising": {"localName": "n"}}"#
+                ))
         let check = try Child("\(buildDirectory)/bleagent", ["--check-config", "--config", "\(directory)/roles.json"])
             .finish()
-        #expect(check.status == 0)
-        #expect(check.stdout == "\(directory)/roles.json: valid (role central, backend sim)\n")
+        #expect(check.status == 0, "\(check)")
+        #expect(
+            check.stdout == """
+                \(directory)/roles.json: valid (role central, backend sim)
+                  roles.central: plugin Diagnostics loaded, its config checked
+                  roles.peripheral: plugin SensorAggregator loaded, its config checked
+
+                """)
         #expect(!fileExists("\(directory)/run/control.sock"))
         let usage = try Child("\(buildDirectory)/bleagent", ["--frobnicate"]).finish()
         #expect(usage.status == 64)
         #expect(
-            usage.stderr.hasPrefix("bleagent: unknown argument \"--frobnicate\"\n\nusage: bleagent [--config PATH]\n"))
+            usage.stderr.hasPrefix(
+                "bleagent: unknown argument \"--frobnicate\"\n\nusage: bleagent [--config PATH] [--log-level LEVEL]\n"))
     }
 
     @Test("a second agent on the same socket refuses to start (exit 1) and the first keeps serving")
@@ -61,8 +75,9 @@ struct AgentProcessTests {
         #expect(second.status == 1)
         #expect(
             second.stderr
-                == "bleagent: cannot start: cannot create the control socket: another agent is listening on \(agent.socketPath)\n"
-        )
+                == "bleagent: cannot start: another bleagent (pid \(agent.child.pid)) uses \(agent.directory)/state "
+                + "(restore.stateDirectory); one agent per directory: give this one its own restore.stateDirectory "
+                + "or stop the other\n")
         #expect(try blectl(["--socket", agent.socketPath, "status"]).status == 0)
         #expect(agent.stop().status == 0)
     }
@@ -112,8 +127,8 @@ struct AgentProcessTests {
         let stopped = agent.stop()
         #expect(
             stopped.stderr.contains(
-                "bleagent: reload (SIGHUP) rejected; keeping the running config:\n"
-                    + "\(agent.configPath): roles.peripheral: missing required field\n"))
+                "bleagent: warning: reload (SIGHUP) rejected; keeping the running config\n"
+                    + "bleagent: warning: \(agent.configPath): roles.peripheral: missing required field\n"))
     }
 
     @Test("blectl refused by the agent (control.allowedUids) says why and exits 69, every time")
@@ -151,7 +166,8 @@ struct AgentProcessTests {
         ] {
             #expect(lines.contains(line), "\(line)")
         }
-        writeFile("\(directory)/roles.json", RunningAgent.config(role: "central"))
+        writeFile(
+            "\(directory)/roles.json", RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")))
         let local = unit.replacing(
             "ExecStart=/usr/bin/bleagent --config /etc/bleagent/roles.json",
             with: "ExecStart=\(buildDirectory)/bleagent --config \(directory)/roles.json")

@@ -70,7 +70,15 @@ struct ExternalPluginTests {
         #expect(greet.stdout == #"{"greeting":"hej, lane 7","role":"peripheral"}"# + "\n")
         let bad = try blectl(["--socket", agent.socketPath, "call", "hello.greet", "{}"])
         #expect(bad.status == 1)
-        #expect(bad.stderr == "blectl: agent error: name: expected a string (-32602)\n")
+        #expect(bad.stderr == "blectl: agent error: name: missing required param (-32602)\n")
+        let wrong = try blectl(["--socket", agent.socketPath, "call", "hello.greet", #"{"name":7,"nam":1}"#])
+        #expect(
+            wrong.stderr == """
+                blectl: agent error: nam: unknown param (and 1 more in data.errors) (-32602)
+                  nam: unknown param
+                  name: expected a non-empty string of at most 64 bytes, found the integer 7
+
+                """)
         #expect(agent.stop().status == 0)
     }
 }

@@ -251,12 +251,15 @@ final class RunningAgent {
 
     /// Starts an agent with `config`, in a fresh directory or in `directory`
     /// (the caller's, kept: a later agent there finds its state).
-    init(config: String = RunningAgent.config(role: "central"), directory existing: String? = nil) throws {
+    init(
+        config: String = RunningAgent.config(role: "central"), directory existing: String? = nil,
+        arguments: [String] = []
+    ) throws {
         directory = existing ?? makeTemporaryDirectory()
         ownsDirectory = existing == nil
         writeFile("\(directory)/roles.json", config)
         child = try Child(
-            "\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json"],
+            "\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json"] + arguments,
             environment: ["NOTIFY_SOCKET": notify.address])
         readyMessage = notify.next()
     }

@@ -102,7 +102,9 @@ struct RoleProcessTests {
         writeFile("\(agent.directory)/other.json", config.replacing(buildDirectory, with: "/tmp"))
         let named = try blectl(socket + ["call", "agent.reload", #"{"config":"\#(agent.directory)/other.json"}"#])
         #expect(named.status == 1)
-        #expect(named.stderr == "blectl: agent error: agent.reload takes no params (-32602)\n", "\(named)")
+        #expect(
+            named.stderr == "blectl: agent error: config: unknown param (this method takes none) (-32602)\n", "\(named)"
+        )
         #expect(try blectl(socket + ["--json", "call", "diag.ping"]).stdout == ping)
 
         agent.signal(SIGINT)

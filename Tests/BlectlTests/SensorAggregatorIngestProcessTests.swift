@@ -74,7 +74,7 @@ struct SensorAggregatorIngestProcessTests {
         let stats = try blectl(["--socket", agent.socketPath, "--json", "call", "sensors.ingest-stats"])
         #expect(
             stats.stdout
-                == #"{"accepted":3,"rejectedTotal":16,"rejected":{"tooLong":1,"empty":2,"notJSON":2,"notAnObject":1,"missingSensor":1,"badSensor":1,"unknownSensor":1,"missingValue":1,"badValue":1,"badUnit":1,"unitMismatch":1,"badTimestamp":1,"futureTimestamp":1,"outsideWindow":1},"overflowed":0,"refusedUpdates":0}"#
+                == #"{"accepted":3,"rejectedTotal":16,"rejected":{"tooLong":1,"empty":2,"notJSON":2,"notAnObject":1,"missingSensor":1,"badSensor":1,"unknownSensor":1,"missingValue":1,"badValue":1,"badUnit":1,"unitMismatch":1,"badTimestamp":1,"futureTimestamp":1,"outsideWindow":1,"outOfRange":0},"overflowed":0,"refusedUpdates":0}"#
                 + "\n", "\(stats)")
         let readings = try SensorAgent.call(agent, "sensors.readings")
         let room = readings["sensors"]?[0]

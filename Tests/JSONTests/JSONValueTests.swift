@@ -12,9 +12,9 @@ struct JSONValueTests {
         #expect(value.serialized() == text)
     }
 
-    @Test("A repeated key keeps its first position and its last value (json-c's rule)")
+    @Test("Under .lastWins a repeated key keeps its first position and its last value (json-c's rule)")
     func duplicateKeys() throws {
-        let value = try JSON(parsing: #"{"a":1,"b":2,"a":3}"#)
+        let value = try JSON(parsing: #"{"a":1,"b":2,"a":3}"#, options: JSONParseOptions(duplicateKeys: .lastWins))
         #expect(value.objectValue?.keys == ["a", "b"])
         #expect(value["a"] == 3)
         #expect(value.serialized() == #"{"a":3,"b":2}"#)

@@ -140,13 +140,22 @@ import VirtualPaymentTerminal
             ([1, 2], ""),
         ]
         for (json, path) in cases {
-            #expect(throws: VirtualTerminalConfigError.self) { try VirtualTerminalConfig(json: json) }
-            do {
-                _ = try VirtualTerminalConfig(json: json)
-            } catch {
-                #expect(error.path == path, "\(json.serialized()): \(error)")
-            }
+            let error = #expect(throws: JSONFieldErrors.self) { try VirtualTerminalConfig(json: json) }
+            #expect(error?.errors.map(\.path) == [path], "\(json.serialized()): \(String(describing: error))")
         }
+    }
+
+    @Test func everyConfigErrorIsReported() {
+        let error = #expect(throws: JSONFieldErrors.self) {
+            try VirtualTerminalConfig(json: [
+                "batteryLevel": 101, "latencyMs": "fast",
+                "rules": [["outcome": "declined"], ["currency": "usd", "outcome": "maybe", "why": 1]],
+            ])
+        }
+        #expect(
+            error?.errors.map(\.path) == [
+                "batteryLevel", "latencyMs", "rules[0]", "rules[1].why", "rules[1].currency", "rules[1].outcome",
+            ])
     }
 
     @Test func aRestoredTerminalKeepsIdempotencyChargesAndPendingLatency() throws {

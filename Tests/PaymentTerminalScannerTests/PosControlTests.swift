@@ -28,13 +28,15 @@ import Testing
             (["amount": 1, "currency": "eur"], "currency"),
             (["amount": 1], "currency"), (["amount": 1, "currency": "EUR", "reference": 7], "reference"),
             (["amount": 1, "currency": "EUR", "reference": .string(String(repeating: "x", count: 65))], "reference"),
-            (["amount": 1, "currency": "EUR", "tip": 1], "tip"), ([1, 2], "params"),
+            (["amount": 1, "currency": "EUR", "tip": 1], "tip"),
         ]
         for (json, name) in bad {
             let message = invalid { _ = try PosPayParams(params: json) }
             #expect(
                 message?.hasPrefix(name + ":") == true, "\(String(describing: json)): \(String(describing: message))")
         }
+        #expect(
+            invalid { _ = try PosPayParams(params: [1, 2]) } == "expected an object of named params, found an array")
     }
 
     @Test func otherMethodsValidateTheirParams() throws {

@@ -41,12 +41,25 @@ struct ScannerConfigTests {
             (#"[1]"#, ""),
         ]
         for (text, path) in cases {
-            #expect(throws: PluginConfigError.self, "\(text)") { try ScannerConfig(json: JSON(parsing: text)) }
-            do {
-                _ = try ScannerConfig(json: JSON(parsing: text))
-            } catch let error as PluginConfigError {
-                #expect(error.path == path, "\(text)")
+            let error = #expect(throws: JSONFieldErrors.self, "\(text)") {
+                try ScannerConfig(json: JSON(parsing: text))
             }
+            #expect(error?.errors.map(\.path) == [path], "\(text)")
         }
+    }
+
+    @Test("every problem is reported, not just the first, each with its path")
+    func everyError() throws {
+        let error = #expect(throws: JSONFieldErrors.self) {
+            try ScannerConfig(
+                json: JSON(parsing: #"{"margin": "six", "dwell": -1, "colour": "red", "journal": "../x"}"#))
+        }
+        #expect(error?.errors.map(\.path) == ["colour", "margin", "dwell", "journal"])
+        #expect(
+            error?.errors.first { $0.path == "margin" }?.message
+                == #"expected a number from 0 to 60, found the string "six""#)
+        let check = PluginDescriptor.checking(ScannerConfig.init(json:))
+        #expect(check(["journal": "ok.log"], .central).isEmpty)
+        #expect(check(["journal": "a/b"], .central).map(\.path) == ["journal"])
     }
 }

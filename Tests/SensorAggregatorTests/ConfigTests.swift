@@ -31,61 +31,89 @@ import Testing
             "advertising": ["localName": "n"],
         ]
         #expect(throws: Never.self) { try SensorAggregatorConfig(json: minimal) }
-        /// The error text for `minimal` with `key` set to `value` (nil removes it).
-        func failure(_ key: String, _ value: JSON?) -> String {
+        /// Every problem of `minimal` with `key` set to `value` (nil removes it).
+        func failures(_ key: String, _ value: JSON?) -> [String] {
             var object = minimal.objectValue ?? JSONObject()
             object[key] = value
             do {
                 _ = try SensorAggregatorConfig(json: .object(object))
-                return "accepted"
+                return ["accepted"]
             } catch {
-                return error.description
+                return error.errors.map(\.description)
             }
         }
-        func failure(sensor: JSON) -> String { failure("sensors", [sensor]) }
-        #expect(failure("sensors", []) == "config.sensors: expected a non-empty array")
-        #expect(failure("colour", "blue") == "config.colour: unknown field")
-        #expect(failure("windowSeconds", 0) == "config.windowSeconds: expected an integer from 1 to 604800")
-        #expect(failure("advertising", nil) == "config.advertising: is required (at least localName)")
+        func failures(sensor: JSON) -> [String] { failures("sensors", [sensor]) }
+        #expect(failures("sensors", []) == ["sensors: expected 1 to 32 elements, found 0"])
+        #expect(failures("colour", "blue") == ["colour: unknown field"])
         #expect(
-            failure(sensor: ["id": "bad id", "kind": "temperature", "source": ["type": "ingest"]])
-                == "config.sensors[0].id: expected 1-32 characters from A-Z a-z 0-9 . _ -")
+            failures("windowSeconds", 0) == ["windowSeconds: expected an integer from 1 to 604800, found the integer 0"]
+        )
+        #expect(failures("advertising", nil) == ["advertising: missing required field"])
+        #expect(failures("advertising", [:]) == ["advertising.localName: missing required field"])
+        let ingest: JSON = ["type": "ingest"]
+        let simulated: JSON = ["type": "simulated", "base": 1]
         #expect(
-            failure(sensor: ["id": "t", "kind": "smell", "source": ["type": "ingest"]])
-                == "config.sensors[0].kind: expected one of temperature, humidity, pressure, battery, generic")
+            failures(sensor: ["id": "bad id", "kind": "temperature", "source": simulated])
+                == [#"sensors[0].id: expected 1-32 characters from A-Z a-z 0-9 . _ -, found the string "bad id""#])
         #expect(
-            failure(sensor: ["id": "t", "kind": "temperature", "unit": "degF", "source": ["type": "ingest"]])
-                == "config.sensors[0].unit: a temperature sensor's values are in degC (use scale)")
+            failures(sensor: ["id": "t", "kind": "smell", "source": simulated]) == [
+                #"sensors[0].kind: expected one of "temperature", "humidity", "pressure", "battery", "generic", found the string "smell""#
+            ])
         #expect(
-            failure(sensor: ["id": "t", "kind": "generic", "source": ["type": "ingest"]])
-                == "config.sensors[0].unit: is required for a generic sensor")
+            failures(sensor: ["id": "t", "kind": "temperature", "unit": "degF", "source": simulated])
+                == ["sensors[0].unit: a temperature sensor's values are in degC (use scale)"])
         #expect(
-            failure(sensor: ["id": "t", "kind": "temperature", "source": ["type": "ingest"]])
-                == "config.sensors[0].source: an ingest source needs the ingest section")
+            failures(sensor: ["id": "t", "kind": "generic", "source": simulated])
+                == ["sensors[0].unit: is required for a generic sensor"])
         #expect(
-            failure(sensor: ["id": "t", "kind": "temperature", "source": ["type": "file", "path": "relative"]])
-                == "config.sensors[0].source.path: expected an absolute path")
+            failures(sensor: ["id": "t", "kind": "temperature", "source": ingest])
+                == ["sensors[0].source: an ingest source needs the ingest section"])
         #expect(
-            failure(sensor: ["id": "t", "kind": "temperature", "source": ["type": "file", "path": "/x", "scale": 0]])
-                == "config.sensors[0].source.scale: must not be 0")
+            failures(sensor: ["id": "t", "kind": "temperature", "source": ["type": "file", "path": "relative"]])
+                == [
+                    #"sensors[0].source.path: expected an absolute path of at most 4096 bytes, found the string "relative""#
+                ])
         #expect(
-            failure(sensor: [
+            failures(sensor: ["id": "t", "kind": "temperature", "source": ["type": "file", "path": "/x", "scale": 0]])
+                == ["sensors[0].source.scale: must not be 0"])
+        #expect(
+            failures(sensor: [
                 "id": "t", "kind": "temperature", "source": ["type": "simulated", "base": 1, "waveform": "wobble"],
-            ]) == "config.sensors[0].source.waveform: expected one of sine, square, sawtooth, constant")
+            ]) == [
+                #"sensors[0].source.waveform: expected one of "sine", "square", "sawtooth", "constant", found the string "wobble""#
+            ])
         #expect(
-            failure(sensor: [
-                "id": "t", "kind": "temperature", "source": ["type": "simulated", "base": 1],
-                "thresholds": ["low": 30, "high": 10],
-            ]) == "config.sensors[0].thresholds: low must not be above high")
+            failures(sensor: [
+                "id": "t", "kind": "temperature", "source": simulated, "thresholds": ["low": 30, "high": 10],
+            ]) == ["sensors[0].thresholds: low must not be above high"])
         #expect(
-            failure(
+            failures(
                 "sensors",
                 [
-                    ["id": "t", "kind": "temperature", "source": ["type": "simulated", "base": 1]],
-                    ["id": "t", "kind": "humidity", "source": ["type": "simulated", "base": 1]],
-                ]) == "config.sensors[1].id: \"t\" is used by an earlier sensor")
+                    ["id": "t", "kind": "temperature", "source": simulated],
+                    ["id": "t", "kind": "humidity", "source": simulated],
+                ]) == [#"sensors[1].id: "t" is used by an earlier sensor"#])
         #expect(
-            failure("ingest", ["socketPath": "relative.sock"])
-                == "config.ingest.socketPath: expected an absolute path of at most 107 bytes")
+            failures("ingest", ["socketPath": "relative.sock"])
+                == [
+                    #"ingest.socketPath: expected an absolute path of at most 107 bytes, found the string "relative.sock""#
+                ])
+    }
+
+    @Test func everyProblemIsReportedNotJustTheFirst() throws {
+        let error = #expect(throws: JSONFieldErrors.self) {
+            try SensorAggregatorConfig(json: [
+                "sensors": [
+                    ["id": "room", "kind": "temperature", "source": ["type": "simulated"]],
+                    ["id": "room", "kind": "weather", "source": ["type": "ingest"]],
+                ],
+                "windowSeconds": 0, "advertising": [:], "colour": 1,
+            ])
+        }
+        #expect(
+            error?.errors.map(\.path) == [
+                "colour", "sensors[0].source.base", "sensors[1].id", "sensors[1].kind", "sensors[1].source",
+                "windowSeconds", "advertising.localName",
+            ])
     }
 }

@@ -25,19 +25,22 @@ final class BenchCentral: Sendable {
     }
 
     func register(_ methods: any PluginMethodRegistrar) throws {
-        try methods.register("bench.scan.start") { [self] call in
-            let duplicates = call.params?.objectValue?["allowDuplicates"].map { $0 == .bool(true) } ?? true
-            try await startScan(allowDuplicates: duplicates)
+        try methods.register("bench.scan.start", params: .object(.optional("allowDuplicates", .boolean))) {
+            [self] call in
+            try await startScan(allowDuplicates: call.arguments.bool("allowDuplicates") ?? true)
             return ["scanning": true]
         }
-        try methods.register("bench.scan.count") { [self] _ in scanCounts() }
-        try methods.register("bench.scan.stop") { [self] _ in await stopScan() }
-        try methods.register("bench.connect") { [self] call in
-            let seconds = try intParam(call, "seconds", 1...600, default: 30)
+        try methods.register("bench.scan.count", params: .none) { [self] _ in scanCounts() }
+        try methods.register("bench.scan.stop", params: .none) { [self] _ in await stopScan() }
+        try methods.register("bench.connect", params: .object(.optional("seconds", .integer(1...600)))) {
+            [self] call in
+            let seconds = call.arguments.int("seconds") ?? 30
             return try await withDeadline(seconds: Double(seconds), "bench.connect") { try await self.connect() }
         }
-        try methods.register("bench.notify.subscribe") { [self] _ in try await subscribe() }
-        try methods.register("bench.notify.window") { [self] _ in state.withLock { windowJSON(&$0.notifications) } }
+        try methods.register("bench.notify.subscribe", params: .none) { [self] _ in try await subscribe() }
+        try methods.register("bench.notify.window", params: .none) { [self] _ in
+            state.withLock { windowJSON(&$0.notifications) }
+        }
         try registerRun("bench.write.run", on: methods) { [self] count, rate, seconds in
             try await writes(count: count, rate: rate, seconds: seconds)
         }

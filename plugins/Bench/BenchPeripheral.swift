@@ -67,13 +67,15 @@ final class BenchPeripheral: Sendable {
     }
 
     func register(_ methods: any PluginMethodRegistrar) throws {
-        try methods.register("bench.state") { [self] _ in
+        try methods.register("bench.state", params: .none) { [self] _ in
             [
                 "published": .bool(state.withLock { $0.published }),
                 "subscribers": .int(Int64(manager.subscribers(of: notify).count)),
             ]
         }
-        try methods.register("bench.write.window") { [self] _ in state.withLock { windowJSON(&$0.writes) } }
+        try methods.register("bench.write.window", params: .none) { [self] _ in
+            state.withLock { windowJSON(&$0.writes) }
+        }
         try registerRun("bench.notify.run", on: methods) { [self] count, rate, seconds in
             try await notifications(count: count, rate: rate, seconds: seconds)
         }

@@ -76,17 +76,6 @@ func windowJSON(_ window: inout LatencyWindow) -> JSON {
     ]
 }
 
-/// An integer parameter within `range`, `fallback` when absent.
-func intParam(_ call: PluginCall, _ name: String, _ range: ClosedRange<Int64>, default fallback: Int64) throws -> Int64
-{
-    guard let value = call.params?.objectValue?[name] else { return fallback }
-    guard let int = value.intValue, range.contains(int) else {
-        throw PluginMethodError.invalidParams(
-            "\(name): expected an integer from \(range.lowerBound) to \(range.upperBound)")
-    }
-    return int
-}
-
 /// Calls `send` with sequence numbers up to `count` times within `seconds`, `rate` a second (0: as fast as it
 /// goes). `send` returns false when the sender's queue is full; `wait` then waits for room before the next try.
 /// The result: `sent`, `seconds`, and `waits` (how often the queue was full).
@@ -123,10 +112,13 @@ func registerRun(
     _ method: String, on methods: any PluginMethodRegistrar,
     _ run: @escaping @Sendable (_ count: Int, _ rate: Int, _ seconds: Double) async throws -> JSON
 ) throws {
-    try methods.register(method) { call in
-        let count = try intParam(call, "count", 1...100_000_000, default: 1_000_000)
-        let rate = try intParam(call, "rate", 0...1_000_000, default: 0)
-        let seconds = try intParam(call, "seconds", 1...3600, default: 5)
+    let params = ParamSchema.object(
+        .optional("count", .integer(1...100_000_000)), .optional("rate", .integer(0...1_000_000)),
+        .optional("seconds", .integer(1...3600)))
+    try methods.register(method, params: params) { call in
+        let count = call.arguments.int("count") ?? 1_000_000
+        let rate = call.arguments.int("rate") ?? 0
+        let seconds = call.arguments.int("seconds") ?? 5
         return try await withDeadline(seconds: Double(seconds) + 10, method) {
             try await run(Int(count), Int(rate), Double(seconds))
         }

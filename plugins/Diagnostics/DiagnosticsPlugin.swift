@@ -12,7 +12,7 @@ final class DiagnosticsPlugin: RolePlugin {
     private let heartbeat = Mutex<Task<Void, Never>?>(nil)
     private let starts = Mutex<Int64>(0)
 
-    init(context: RoleContext) throws(PluginConfigError) {
+    init(context: RoleContext) throws(JSONFieldErrors) {
         self.context = context
         self.config = try DiagnosticsConfig(json: context.config)
     }
@@ -21,15 +21,15 @@ final class DiagnosticsPlugin: RolePlugin {
         let count = try recordStart()
         starts.withLock { $0 = count }
         let role = context.role
-        try context.methods.register("diag.ping") { [weak self] _ in
+        try context.methods.register("diag.ping", params: .none) { [weak self] _ in
             [
                 "pong": true, "plugin": "Diagnostics", "role": .string(role.rawValue),
                 "starts": .int(self?.startCount ?? 0),
             ]
         }
-        try context.methods.register("diag.echo") { call in call.params ?? .null }
+        try context.methods.register("diag.echo", params: .any) { call in call.params ?? .null }
         let context = self.context
-        try context.methods.register("diag.ble") { _ in Self.bleReport(context) }
+        try context.methods.register("diag.ble", params: .none) { _ in Self.bleReport(context) }
         if config.heartbeatSeconds > 0 {
             let events = context.events
             let seconds = config.heartbeatSeconds

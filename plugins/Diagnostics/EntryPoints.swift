@@ -1,4 +1,5 @@
 // The two C entry points the agent looks up (docs/plugins.md).
+import JSON
 import RoleKit
 
 /// The ABI version this plugin was compiled against; read by the agent first.
@@ -11,7 +12,8 @@ public func diagnosticsDescriptor() -> UnsafeMutableRawPointer {
     PluginDescriptor(
         name: "Diagnostics", namespace: "diag", roles: [.central, .peripheral],
         summary:
-            "checks the plugin path end to end: diag.ping, diag.echo, diag.ble (the role's BLE manager) and a heartbeat event"
+            "checks the plugin path end to end: diag.ping, diag.echo, diag.ble (the role's BLE manager) and a heartbeat event",
+        validateConfig: PluginDescriptor.checking(DiagnosticsConfig.init(json:))
     ) { context in
         try DiagnosticsPlugin(context: context)
     }.exported()

@@ -1,7 +1,7 @@
 import PaymentTerminalProfile
 
 /// Where a payment stands in the journal.
-public enum PaymentPhase: String, Sendable, Hashable {
+public enum PaymentPhase: String, Sendable, Hashable, CaseIterable {
     /// Recorded; the request may or may not have reached the terminal.
     case accepted
     /// The terminal acknowledged the request; no final status yet.

@@ -58,21 +58,19 @@ final class PaymentTerminalScannerPlugin: RolePlugin {
 
     private func register(_ engine: ScannerEngine) throws {
         let methods = context.methods
-        try methods.register(PosMethod.terminals.rawValue) { call in
-            try posValidateNoParams(call.params)
-            return await engine.terminalsJSON()
+        try methods.register(PosMethod.terminals.rawValue, params: PosMethod.terminals.params) { _ in
+            await engine.terminalsJSON()
         }
-        try methods.register(PosMethod.select.rawValue) { call in
+        try methods.register(PosMethod.select.rawValue, params: PosMethod.select.params) { call in
             try await engine.select(try PosSelectParams(params: call.params))
         }
-        try methods.register(PosMethod.release.rawValue) { call in
-            try posValidateNoParams(call.params)
-            return await engine.release()
+        try methods.register(PosMethod.release.rawValue, params: PosMethod.release.params) { _ in
+            await engine.release()
         }
-        try methods.register(PosMethod.transactions.rawValue) { call in
+        try methods.register(PosMethod.transactions.rawValue, params: PosMethod.transactions.params) { call in
             await engine.transactionsJSON(try PosTransactionsParams(params: call.params))
         }
-        try methods.register(PosMethod.pay.rawValue) { call in
+        try methods.register(PosMethod.pay.rawValue, params: PosMethod.pay.params) { call in
             try await engine.pay(try PosPayParams(params: call.params))
         }
     }

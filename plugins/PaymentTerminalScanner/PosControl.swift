@@ -15,6 +15,38 @@ public enum PosMethod: String, Sendable, CaseIterable {
     case select = "pos.select"
     /// Drop the terminal: no params.
     case release = "pos.release"
+
+    /// The params the method declares; the agent checks every call against
+    /// them before the handler runs, and the param types below read them
+    /// through the same schema.
+    public var params: ParamSchema {
+        switch self {
+        case .pay:
+            .object(
+                .required("amount", .integer(1...Int64(PaymentRequest.maximumAmount))),
+                .required(
+                    "currency",
+                    .custom("an ISO 4217 code of three uppercase letters (\"EUR\")") { value in
+                        value.stringValue.map { (try? CurrencyCode($0)) != nil } ?? false
+                    }),
+                .optional("reference", .string(maxBytes: PaymentRequest.maximumReferenceLength, allowEmpty: true)))
+        case .transactions:
+            .object(
+                .optional("phase", .oneOf(PaymentPhase.allCases.map(\.rawValue))),
+                .optional("limit", .integer(1...1000)))
+        case .terminals, .release: .none
+        case .select: .object(.required("terminal", .string(maxBytes: 256)))
+        }
+    }
+
+    /// `params` as this method's schema accepts them, or -32602 naming each problem.
+    public func arguments(_ params: JSON?) throws(PluginMethodError) -> ParamValues {
+        do {
+            return try self.params.validate(params)
+        } catch {
+            throw .invalidParams(error)
+        }
+    }
 }
 
 /// The scanner's JSON-RPC error codes (outside the reserved range).
@@ -62,26 +94,15 @@ public struct PosPayParams: Sendable, Hashable {
     /// At most 64 bytes of UTF-8; empty when absent.
     public var reference: String
 
-    /// Validates `params`; every error is -32602 naming the parameter.
+    /// Validates `params` (``PosMethod/pay``'s schema); every error is -32602 naming the parameter.
     public init(params: JSON?) throws(PluginMethodError) {
-        let object = try posObject(params, allowed: ["amount", "currency", "reference"])
-        guard let amount = object["amount"]?.intValue, amount >= 1, UInt64(amount) <= PaymentRequest.maximumAmount
-        else {
-            throw .invalidParams("amount: expected an integer from 1 to \(PaymentRequest.maximumAmount) (minor units)")
-        }
-        guard let text = object["currency"]?.stringValue, let currency = try? CurrencyCode(text) else {
-            throw .invalidParams("currency: expected an ISO 4217 code of three uppercase letters (\"EUR\")")
-        }
-        var reference = ""
-        if let value = object["reference"] {
-            guard let text = value.stringValue, text.utf8.count <= PaymentRequest.maximumReferenceLength else {
-                throw .invalidParams("reference: expected a string of at most 64 bytes of UTF-8")
-            }
-            reference = text
-        }
+        let arguments = try PosMethod.pay.arguments(params)
+        guard let amount = arguments.int("amount"), let text = arguments.string("currency"),
+            let currency = try? CurrencyCode(text)
+        else { throw .invalidParams("amount and currency are required") }
         self.amount = amount.magnitude
         self.currency = currency
-        self.reference = reference
+        self.reference = arguments.string("reference") ?? ""
     }
 
     /// The request under `id`.
@@ -97,23 +118,11 @@ public struct PosTransactionsParams: Sendable, Hashable {
     /// At most this many, newest first (1 ... 1000, default 100).
     public var limit: Int
 
-    /// Validates `params`.
+    /// Validates `params` (``PosMethod/transactions``'s schema).
     public init(params: JSON?) throws(PluginMethodError) {
-        let object = try posObject(params, allowed: ["phase", "limit"])
-        phase = nil
-        if let value = object["phase"] {
-            guard let text = value.stringValue, let phase = PaymentPhase(rawValue: text) else {
-                throw .invalidParams("phase: expected accepted, sent, reconciling or final")
-            }
-            self.phase = phase
-        }
-        limit = 100
-        if let value = object["limit"] {
-            guard let number = value.intValue, (1...1000).contains(number) else {
-                throw .invalidParams("limit: expected an integer from 1 to 1000")
-            }
-            limit = Int(number)
-        }
+        let arguments = try PosMethod.transactions.arguments(params)
+        phase = arguments.string("phase").flatMap(PaymentPhase.init(rawValue:))
+        limit = Int(arguments.int("limit") ?? 100)
     }
 
     /// The matching payments of `state`, newest first, as the result array.
@@ -128,19 +137,15 @@ public struct PosSelectParams: Sendable, Hashable {
     /// The terminal's id (as pos.terminals lists it).
     public var terminal: String
 
-    /// Validates `params`.
+    /// Validates `params` (``PosMethod/select``'s schema).
     public init(params: JSON?) throws(PluginMethodError) {
-        let object = try posObject(params, allowed: ["terminal"])
-        guard let terminal = object["terminal"]?.stringValue, !terminal.isEmpty else {
-            throw .invalidParams("terminal: expected a terminal id from pos.terminals")
-        }
-        self.terminal = terminal
+        terminal = try PosMethod.select.arguments(params).string("terminal") ?? ""
     }
 }
 
-/// Checks that pos.terminals / pos.release got no params (absent, null or `{}`).
+/// Checks that pos.terminals / pos.release got no params (absent, `{}` or `[]`).
 public func posValidateNoParams(_ params: JSON?) throws(PluginMethodError) {
-    _ = try posObject(params, allowed: [])
+    _ = try PosMethod.terminals.arguments(params)
 }
 
 /// A payment as pos.pay and pos.transactions return it.
@@ -173,11 +178,4 @@ public func posTerminalsJSON(_ table: TerminalTable) -> JSON {
         return .object(object)
     }
     return ["terminals": .array(terminals), "selected": table.selected.map(JSON.string) ?? .null]
-}
-
-private func posObject(_ params: JSON?, allowed: Set<String>) throws(PluginMethodError) -> JSONObject {
-    guard let params, !params.isNull else { return JSONObject() }
-    guard let object = params.objectValue else { throw .invalidParams("params: expected an object") }
-    for key in object.keys where !allowed.contains(key) { throw .invalidParams("\(key): unknown parameter") }
-    return object
 }

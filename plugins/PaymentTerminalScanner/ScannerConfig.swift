@@ -33,43 +33,28 @@ public struct ScannerConfig: Sendable, Hashable {
     /// The defaults.
     public init() {}
 
-    /// Reads the plugin's `config` object.
-    public init(json: JSON) throws(PluginConfigError) {
+    /// Reads the plugin's `config` object; every problem is reported, each
+    /// named by its field.
+    public init(json: JSON) throws(JSONFieldErrors) {
         if json.isNull { return }
-        guard let object = json.objectValue else { throw PluginConfigError(path: "", "expected an object") }
-        let known = [
-            "rssiThreshold", "margin", "dwell", "expiry", "settle", "paymentDeadlineSeconds", "requerySeconds",
-            "journal",
-        ]
-        for key in object.keys where !known.contains(key) {
-            throw PluginConfigError(path: key, "unknown field")
+        let report = JSONFieldReport()
+        if let root = JSONFieldReader(json, report: report) {
+            root.allowOnly([
+                "rssiThreshold", "margin", "dwell", "expiry", "settle", "paymentDeadlineSeconds", "requerySeconds",
+                "journal",
+            ])
+            rssiThreshold = root.number("rssiThreshold", in: -127...20) ?? rssiThreshold
+            margin = root.number("margin", in: 0...60) ?? margin
+            dwellSeconds = root.number("dwell", in: 0...3600) ?? dwellSeconds
+            expirySeconds = root.number("expiry", in: 0.1...3600) ?? expirySeconds
+            settleSeconds = root.number("settle", in: 0...60) ?? settleSeconds
+            paymentDeadlineSeconds = root.number("paymentDeadlineSeconds", in: 0.1...3600) ?? paymentDeadlineSeconds
+            requerySeconds = root.number("requerySeconds", in: 0.1...3600) ?? requerySeconds
+            journal =
+                root.read("journal", "a plain file name (no / and no leading .)") { value in
+                    value.stringValue.flatMap { $0.isEmpty || $0.contains("/") || $0.hasPrefix(".") ? nil : $0 }
+                } ?? journal
         }
-        rssiThreshold = try Self.number(object["rssiThreshold"], "rssiThreshold", -127...20) ?? rssiThreshold
-        margin = try Self.number(object["margin"], "margin", 0...60) ?? margin
-        dwellSeconds = try Self.number(object["dwell"], "dwell", 0...3600) ?? dwellSeconds
-        expirySeconds = try Self.number(object["expiry"], "expiry", 0.1...3600) ?? expirySeconds
-        settleSeconds = try Self.number(object["settle"], "settle", 0...60) ?? settleSeconds
-        paymentDeadlineSeconds =
-            try Self.number(object["paymentDeadlineSeconds"], "paymentDeadlineSeconds", 0.1...3600)
-            ?? paymentDeadlineSeconds
-        requerySeconds = try Self.number(object["requerySeconds"], "requerySeconds", 0.1...3600) ?? requerySeconds
-        if let value = object["journal"] {
-            guard let name = value.stringValue, !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
-                throw PluginConfigError(path: "journal", "expected a plain file name (no / and no leading .)")
-            }
-            journal = name
-        }
-    }
-
-    private static func number(
-        _ value: JSON?, _ path: String, _ range: ClosedRange<Double>
-    ) throws(PluginConfigError)
-        -> Double?
-    {
-        guard let value else { return nil }
-        guard let number = value.doubleValue, range.contains(number) else {
-            throw PluginConfigError(path: path, "expected a number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return number
+        try report.check()
     }
 }

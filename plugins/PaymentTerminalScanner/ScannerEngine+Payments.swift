@@ -30,7 +30,9 @@ extension ScannerEngine {
             throw PosError.backOfficeUnavailable(id, why: "\(refusal)")
         }
         CrashHook.point(.afterAccepted, reference: request.reference)
-        logger.info("payment \(id): \(request.amount) \(request.currency) \"\(request.reference)\" accepted")
+        // Amounts, references and auth codes are logged at debug only (docs/logging.md).
+        logger.info("payment \(id): accepted")
+        logger.debug("payment \(id): \(request.amount) \(request.currency) \"\(request.reference)\"")
         let (outcomes, waiter) = AsyncStream<PaymentOutcome>.makeStream(bufferingPolicy: .unbounded)
         waiters[id] = waiter
         defer { waiters[id] = nil }
@@ -120,7 +122,8 @@ extension ScannerEngine {
                 logger.error("payment \(id): cannot journal the final status: \(error)")
                 return
             }
-            logger.info("payment \(id): \(status.state)\(status.authorizationCode.map { " (\($0))" } ?? "")")
+            logger.info("payment \(id): \(status.state)")
+            if let code = status.authorizationCode { logger.debug("payment \(id): authorization code \(code)") }
             waiters[id]?.yield(.final)
         case .resend(let request, let attempt):
             guard let session = link?.session, session.terminalID == terminalID else { return }

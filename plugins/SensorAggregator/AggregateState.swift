@@ -5,11 +5,17 @@ public struct AggregateState: Sendable, Hashable {
     public let sensorIDs: [String]
     /// The windows by sensor id.
     public private(set) var windows: [String: RollingWindow]
+    /// The values each sensor may hold (its kind's ``SensorKind/physicalRange``);
+    /// a sensor without one takes any value a float32 holds.
+    public let ranges: [String: ClosedRange<Double>]
 
     /// Empty windows of `windowSeconds` for `sensorIDs`, each holding at most
-    /// `capacity` samples.
-    public init(sensorIDs: [String], windowSeconds: Double, capacity: Int) {
+    /// `capacity` samples of a value within its sensor's range in `ranges`.
+    public init(
+        sensorIDs: [String], windowSeconds: Double, capacity: Int, ranges: [String: ClosedRange<Double>] = [:]
+    ) {
         self.sensorIDs = sensorIDs
+        self.ranges = ranges
         var windows: [String: RollingWindow] = [:]
         for id in sensorIDs { windows[id] = RollingWindow(length: windowSeconds, capacity: capacity) }
         self.windows = windows
@@ -18,6 +24,9 @@ public struct AggregateState: Sendable, Hashable {
     /// Adds `reading` to its sensor's window.
     public mutating func record(_ reading: SensorReading, now: Double) -> RecordOutcome {
         guard windows[reading.sensor] != nil else { return .unknownSensor }
+        guard (ranges[reading.sensor] ?? SensorKind.generic.physicalRange).contains(reading.value) else {
+            return .outOfRange
+        }
         let kept = windows[reading.sensor]?.add(Sample(time: reading.time, value: reading.value), now: now) ?? false
         return kept ? .recorded : .outsideWindow
     }
@@ -51,4 +60,6 @@ public enum RecordOutcome: Sendable, Hashable {
     case unknownSensor
     /// Older than the window (or not finite): nothing kept.
     case outsideWindow
+    /// Outside the sensor's physical range (or not finite): nothing kept.
+    case outOfRange
 }

@@ -88,6 +88,8 @@ public enum IngestRejection: String, Error, Sendable, Hashable, CaseIterable {
     case futureTimestamp
     /// Well-formed, but older than the sensor's window.
     case outsideWindow
+    /// Outside the physical range of the sensor's kind (``SensorKind/physicalRange``).
+    case outOfRange
 }
 
 /// How many ingest lines were accepted, and how many refused for each reason.

@@ -2,8 +2,8 @@ import JSON
 import RoleKit
 
 /// The sensor aggregator's config (`roles.peripheral.config`), documented in
-/// docs/profiles/sensor-aggregator.md. Every problem is a
-/// ``PluginConfigError`` naming the field; unknown fields are errors.
+/// docs/profiles/sensor-aggregator.md. Every problem is reported with its
+/// field path; unknown fields are errors.
 public struct SensorAggregatorConfig: Sendable, Hashable {
     /// The sensors, in order; their index is their id in the binary formats.
     public var sensors: [SensorConfig]
@@ -28,48 +28,42 @@ public struct SensorAggregatorConfig: Sendable, Hashable {
     /// The allowed window lengths: 1 s to 7 days.
     public static let windowRange: ClosedRange<Int64> = 1...604_800
 
-    /// Reads and validates `json`.
-    public init(json: JSON) throws(PluginConfigError) {
-        let root = try ConfigReader(json, path: "")
-        try root.allowOnly([
+    /// Reads and validates `json`; every problem is reported, each named by
+    /// its field path (`sensors[1].source.path`).
+    public init(json: JSON) throws(JSONFieldErrors) {
+        let report = JSONFieldReport()
+        guard let root = JSONFieldReader(json, report: report) else { throw JSONFieldErrors(report.errors) }
+        root.allowOnly([
             "sensors", "ingest", "windowSeconds", "maxSamplesPerWindow", "notification", "flushSeconds",
             "advertising", "deviceInformation",
         ])
-        guard let list = try root.require("sensors").arrayValue, !list.isEmpty else {
-            throw PluginConfigError(path: "sensors", "expected a non-empty array")
-        }
-        guard list.count <= Self.maximumSensors else {
-            throw PluginConfigError(path: "sensors", "at most \(Self.maximumSensors) sensors")
-        }
+        let list = root.array("sensors", required: true, count: 1...Self.maximumSensors) ?? []
         var sensors: [SensorConfig] = []
         var seen: Set<String> = []
+        var ingestSources: [Int] = []
         for (index, item) in list.enumerated() {
-            let sensor = try SensorConfig(reading: ConfigReader(item, path: "sensors[\(index)]"))
-            guard seen.insert(sensor.id).inserted else {
-                throw PluginConfigError(path: "sensors[\(index)].id", "\"\(sensor.id)\" is used by an earlier sensor")
+            guard let reader = JSONFieldReader(item, path: "sensors[\(index)]", report: report) else { continue }
+            if let id = item["id"]?.stringValue, SensorConfig.isValidID(id), !seen.insert(id).inserted {
+                reader.issue("id", "\"\(id)\" is used by an earlier sensor")
             }
-            sensors.append(sensor)
+            if item["source"]?["type"] == "ingest" { ingestSources.append(index) }
+            if let sensor = SensorConfig(reading: reader) { sensors.append(sensor) }
         }
         self.sensors = sensors
-        ingest = try root.child("ingest").map { reader throws(PluginConfigError) in try IngestConfig(reading: reader) }
-        if ingest == nil, let index = sensors.firstIndex(where: { $0.source == .ingest }) {
-            throw PluginConfigError(path: "sensors[\(index)].source", "an ingest source needs the ingest section")
+        ingest = root.object("ingest").flatMap(IngestConfig.init(reading:))
+        if root.object["ingest"] == nil, let index = ingestSources.first {
+            report.add(path: "sensors[\(index)].source", "an ingest source needs the ingest section")
         }
-        windowSeconds = Int(try root.integer("windowSeconds", in: Self.windowRange) ?? 300)
-        maxSamplesPerWindow = Int(try root.integer("maxSamplesPerWindow", in: 1...100_000) ?? 4096)
-        notification =
-            try root.child("notification").map { reader throws(PluginConfigError) in
-                try NotificationConfig(reading: reader)
-            } ?? NotificationConfig()
-        flushSeconds = Int(try root.integer("flushSeconds", in: 1...3600) ?? 30)
-        guard let advertising = try root.child("advertising") else {
-            throw PluginConfigError(path: "advertising", "is required (at least localName)")
-        }
-        self.advertising = try AdvertisingConfig(reading: advertising)
+        windowSeconds = Int(root.integer("windowSeconds", in: Self.windowRange) ?? 300)
+        maxSamplesPerWindow = Int(root.integer("maxSamplesPerWindow", in: 1...100_000) ?? 4096)
+        notification = root.object("notification").map(NotificationConfig.init(reading:)) ?? NotificationConfig()
+        flushSeconds = Int(root.integer("flushSeconds", in: 1...3600) ?? 30)
+        advertising =
+            root.object("advertising", required: true).flatMap(AdvertisingConfig.init(reading:))
+            ?? AdvertisingConfig(localName: "")
         deviceInformation =
-            try root.child("deviceInformation").map { reader throws(PluginConfigError) in
-                try DeviceInformation(reading: reader)
-            } ?? DeviceInformation()
+            root.object("deviceInformation").map(DeviceInformation.init(reading:)) ?? DeviceInformation()
+        try report.check()
     }
 
     /// The first sensor of `kind`: the one its ESS characteristic and BTHome
@@ -92,14 +86,15 @@ public struct IngestConfig: Sendable, Hashable {
         self.maxLineBytes = maxLineBytes
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
-        try reader.allowOnly(["socketPath", "maxLineBytes"])
+    init?(reading reader: JSONFieldReader) {
+        reader.allowOnly(["socketPath", "maxLineBytes"])
         // sun_path holds 108 bytes including the terminating NUL.
-        guard let path = try reader.string("socketPath", maxLength: 107), path.hasPrefix("/") else {
-            throw PluginConfigError(path: reader.field("socketPath"), "expected an absolute path of at most 107 bytes")
+        let path = reader.read("socketPath", required: true, "an absolute path of at most 107 bytes") { value in
+            value.stringValue.flatMap { $0.hasPrefix("/") && $0.utf8.count <= 107 ? $0 : nil }
         }
+        maxLineBytes = Int(reader.integer("maxLineBytes", in: 64...65_507) ?? 1024)
+        guard let path else { return nil }
         socketPath = path
-        maxLineBytes = Int(try reader.integer("maxLineBytes", in: 64...65_507) ?? 1024)
     }
 }
 
@@ -121,10 +116,10 @@ public struct NotificationConfig: Sendable, Hashable {
         self.queueLimit = queueLimit
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
-        try reader.allowOnly(["intervalSeconds", "queueLimit"])
-        intervalSeconds = Int(try reader.integer("intervalSeconds", in: Self.intervalRange) ?? 10)
-        queueLimit = Int(try reader.integer("queueLimit", in: 1...64) ?? 8)
+    init(reading reader: JSONFieldReader) {
+        reader.allowOnly(["intervalSeconds", "queueLimit"])
+        intervalSeconds = Int(reader.integer("intervalSeconds", in: Self.intervalRange) ?? 10)
+        queueLimit = Int(reader.integer("queueLimit", in: 1...64) ?? 8)
     }
 }
 
@@ -145,14 +140,13 @@ public struct AdvertisingConfig: Sendable, Hashable {
         self.minimumNameLength = minimumNameLength
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
-        try reader.allowOnly(["localName", "bthome", "minimumNameLength"])
-        guard let name = try reader.string("localName", maxLength: 64) else {
-            throw PluginConfigError(path: reader.field("localName"), "is required")
-        }
+    init?(reading reader: JSONFieldReader) {
+        reader.allowOnly(["localName", "bthome", "minimumNameLength"])
+        let name = reader.string("localName", required: true, maxBytes: 64)
+        bthome = reader.bool("bthome") ?? true
+        minimumNameLength = Int(reader.integer("minimumNameLength", in: 1...22) ?? 4)
+        guard let name else { return nil }
         localName = name
-        bthome = try reader.bool("bthome") ?? true
-        minimumNameLength = Int(try reader.integer("minimumNameLength", in: 1...22) ?? 4)
     }
 }
 
@@ -185,15 +179,15 @@ public struct DeviceInformation: Sendable, Hashable {
         self.softwareRevision = softwareRevision
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
-        try reader.allowOnly([
+    init(reading reader: JSONFieldReader) {
+        reader.allowOnly([
             "manufacturer", "model", "serial", "hardwareRevision", "firmwareRevision", "softwareRevision",
         ])
-        manufacturer = try reader.string("manufacturer", maxLength: 64)
-        model = try reader.string("model", maxLength: 64)
-        serial = try reader.string("serial", maxLength: 64)
-        hardwareRevision = try reader.string("hardwareRevision", maxLength: 64)
-        firmwareRevision = try reader.string("firmwareRevision", maxLength: 64)
-        softwareRevision = try reader.string("softwareRevision", maxLength: 64)
+        manufacturer = reader.string("manufacturer", maxBytes: 64)
+        model = reader.string("model", maxBytes: 64)
+        serial = reader.string("serial", maxBytes: 64)
+        hardwareRevision = reader.string("hardwareRevision", maxBytes: 64)
+        firmwareRevision = reader.string("firmwareRevision", maxBytes: 64)
+        softwareRevision = reader.string("softwareRevision", maxBytes: 64)
     }
 }

@@ -35,6 +35,8 @@ public struct SensorAggregatorEngine: Sendable {
     private var schedule: FlushSchedule
     private var thresholds = ThresholdMonitor()
     private var parser: IngestLineParser
+    /// Readings refused as outside their sensor's physical range, by sensor (every source).
+    public private(set) var refusedReadings: [String: Int] = [:]
     private var advertisementDue = false
     private var lastAdvertised: Double
     private var lastSummaryRefresh: Double
@@ -44,7 +46,9 @@ public struct SensorAggregatorEngine: Sendable {
         self.config = config
         state = AggregateState(
             sensorIDs: config.sensors.map(\.id), windowSeconds: Double(config.windowSeconds),
-            capacity: config.maxSamplesPerWindow)
+            capacity: config.maxSamplesPerWindow,
+            ranges: Dictionary(
+                config.sensors.map { ($0.id, $0.kind.physicalRange) }, uniquingKeysWith: { first, _ in first }))
         policy = NotificationPolicy(
             rules: Self.rules(for: config),
             defaultRule: .init(delta: nil, interval: Double(config.notification.intervalSeconds)),
@@ -96,6 +100,7 @@ public struct SensorAggregatorEngine: Sendable {
         _ reading: SensorReading, now: Double
     ) -> (outcome: RecordOutcome, actions: [Action]) {
         let outcome = state.record(reading, now: now)
+        if outcome == .outOfRange { refusedReadings[reading.sensor, default: 0] += 1 }
         guard outcome == .recorded else { return (outcome, []) }
         lastRecorded = reading
         schedule.markDirty()
@@ -130,6 +135,7 @@ public struct SensorAggregatorEngine: Sendable {
             case .recorded: counters.countAccepted()
             case .unknownSensor: counters.count(.unknownSensor)
             case .outsideWindow: counters.count(.outsideWindow)
+            case .outOfRange: counters.count(.outOfRange)
             }
             return actions
         }

@@ -41,38 +41,35 @@ public struct SensorConfig: Sendable, Hashable {
             }
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
-        try reader.allowOnly(["id", "kind", "unit", "source", "notifyDelta", "thresholds"])
-        guard let id = try reader.string("id"), Self.isValidID(id) else {
-            throw PluginConfigError(path: reader.field("id"), "expected 1-32 characters from A-Z a-z 0-9 . _ -")
+    /// Reads `sensors[i]`; nil when a required part is missing or wrong
+    /// (every problem is in the reader's report).
+    init?(reading reader: JSONFieldReader) {
+        reader.allowOnly(["id", "kind", "unit", "source", "notifyDelta", "thresholds"])
+        let id = reader.read("id", required: true, "1-32 characters from A-Z a-z 0-9 . _ -") { value in
+            value.stringValue.flatMap { Self.isValidID($0) ? $0 : nil }
         }
-        let kindName = try reader.require("kind").stringValue
-        guard let kind = kindName.flatMap(SensorKind.init(rawValue:)) else {
-            let names = SensorKind.allCases.map(\.rawValue).joined(separator: ", ")
-            throw PluginConfigError(path: reader.field("kind"), "expected one of \(names)")
+        let kind: SensorKind? = reader.choice("kind", required: true)
+        let unit = reader.string("unit", maxBytes: 16)
+        var unitIsValid = true
+        if let kind {
+            switch (kind.canonicalUnit, unit) {
+            case (nil, nil):
+                reader.issue("unit", "is required for a generic sensor")
+                unitIsValid = false
+            case (let canonical?, let given?) where canonical != given:
+                reader.issue("unit", "a \(kind.rawValue) sensor's values are in \(canonical) (use scale)")
+                unitIsValid = false
+            default:
+                break
+            }
         }
-        let unit = try reader.string("unit", maxLength: 16)
-        switch (kind.canonicalUnit, unit) {
-        case (nil, nil):
-            throw PluginConfigError(path: reader.field("unit"), "is required for a generic sensor")
-        case (let canonical?, let given?) where canonical != given:
-            throw PluginConfigError(
-                path: reader.field("unit"), "a \(kind.rawValue) sensor's values are in \(canonical) (use scale)")
-        default:
-            break
-        }
-        guard let source = try reader.child("source") else {
-            throw PluginConfigError(path: reader.field("source"), "is required")
-        }
-        self.id = id
-        self.kind = kind
-        self.unit = unit ?? kind.canonicalUnit ?? ""
-        self.source = try SensorSource(reading: source)
-        self.notifyDelta = try reader.number("notifyDelta", in: 0...1e9)
-        self.thresholds =
-            try reader.child("thresholds").map { reader throws(PluginConfigError) in
-                try Thresholds(reading: reader)
-            } ?? Thresholds()
+        let source = reader.object("source", required: true).flatMap(SensorSource.init(reading:))
+        let notifyDelta = reader.number("notifyDelta", in: 0...1e9)
+        let thresholds = reader.object("thresholds").map(Thresholds.init(reading:)) ?? Thresholds()
+        guard let id, let kind, let source, unitIsValid else { return nil }
+        self.init(
+            id: id, kind: kind, unit: unit ?? kind.canonicalUnit ?? "", source: source, notifyDelta: notifyDelta,
+            thresholds: thresholds)
     }
 }
 
@@ -104,11 +101,11 @@ public struct Thresholds: Sendable, Hashable {
         return nil
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
-        try reader.allowOnly(["low", "high"])
-        low = try reader.number("low", in: -1e12...1e12)
-        high = try reader.number("high", in: -1e12...1e12)
-        guard isValid else { throw PluginConfigError(path: reader.path, "low must not be above high") }
+    init(reading reader: JSONFieldReader) {
+        reader.allowOnly(["low", "high"])
+        low = reader.number("low", in: -1e12...1e12)
+        high = reader.number("high", in: -1e12...1e12)
+        if !isValid { reader.issue(nil, "low must not be above high") }
     }
 }
 

@@ -25,6 +25,21 @@ public enum SensorKind: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The values a sensor of this kind can physically report, in its unit:
+    /// temperature from absolute zero to 327.67 °C (ESS Temperature's
+    /// largest), humidity and battery 0-100 %, pressure 0 to 429,496,729 Pa
+    /// (ESS Pressure's largest); a generic value must fit a float32, as the
+    /// Summary carries it. A reading outside is refused (and counted), so no
+    /// NaN or infinity ever reaches a characteristic.
+    public var physicalRange: ClosedRange<Double> {
+        switch self {
+        case .temperature: -273.15...327.67
+        case .humidity, .battery: 0...100
+        case .pressure: 0...429_496_729
+        case .generic: -Double(Float.greatestFiniteMagnitude)...Double(Float.greatestFiniteMagnitude)
+        }
+    }
+
     /// The code used in the binary Aggregates summary.
     public var code: UInt8 {
         switch self {

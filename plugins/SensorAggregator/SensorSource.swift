@@ -19,14 +19,25 @@ public enum SensorSource: Sendable, Hashable {
         }
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
-        switch try reader.require("type").stringValue {
-        case "file": self = .file(try FileSource(reading: reader))
+    /// Reads `sensors[i].source`; nil when it is wrong (every problem is in the reader's report).
+    init?(reading reader: JSONFieldReader) {
+        switch reader.read("type", required: true, #""file", "ingest" or "simulated""#, { $0.stringValue }) {
+        case "file":
+            guard let file = FileSource(reading: reader) else { return nil }
+            self = .file(file)
         case "ingest":
-            try reader.allowOnly(["type"])
+            reader.allowOnly(["type"])
             self = .ingest
-        case "simulated": self = .simulated(try SimulatedSource(reading: reader))
-        default: throw PluginConfigError(path: reader.field("type"), "expected \"file\", \"ingest\" or \"simulated\"")
+        case "simulated":
+            guard let simulated = SimulatedSource(reading: reader) else { return nil }
+            self = .simulated(simulated)
+        case let other?:
+            reader.issue(
+                "type",
+                "expected \"file\", \"ingest\" or \"simulated\", found \(JSONFieldError.describe(.string(other)))")
+            return nil
+        case nil:
+            return nil
         }
     }
 }
@@ -65,25 +76,23 @@ public struct FileSource: Sendable, Hashable {
         self.pollSeconds = pollSeconds
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
-        try reader.allowOnly(["type", "path", "scale", "offset", "scalePath", "offsetPath", "pollSeconds"])
-        func absolutePath(_ key: String) throws(PluginConfigError) -> String? {
-            guard let path = try reader.string(key, maxLength: 4096) else { return nil }
-            guard path.hasPrefix("/") else {
-                throw PluginConfigError(path: reader.field(key), "expected an absolute path")
+    init?(reading reader: JSONFieldReader) {
+        reader.allowOnly(["type", "path", "scale", "offset", "scalePath", "offsetPath", "pollSeconds"])
+        func absolutePath(_ key: String, required: Bool = false) -> String? {
+            reader.read(key, required: required, "an absolute path of at most 4096 bytes") { value in
+                value.stringValue.flatMap { $0.hasPrefix("/") && $0.utf8.count <= 4096 ? $0 : nil }
             }
-            return path
         }
-        guard let path = try absolutePath("path") else {
-            throw PluginConfigError(path: reader.field("path"), "is required")
-        }
+        let path = absolutePath("path", required: true)
+        let scale = reader.number("scale", in: -1e12...1e12) ?? 1
+        if scale == 0 { reader.issue("scale", "must not be 0") }
+        offset = reader.number("offset", in: -1e12...1e12) ?? 0
+        scalePath = absolutePath("scalePath")
+        offsetPath = absolutePath("offsetPath")
+        pollSeconds = reader.number("pollSeconds", in: 0.1...86_400) ?? 10
+        guard let path, scale != 0 else { return nil }
         self.path = path
-        scale = try reader.number("scale", in: -1e12...1e12) ?? 1
-        guard scale != 0 else { throw PluginConfigError(path: reader.field("scale"), "must not be 0") }
-        offset = try reader.number("offset", in: -1e12...1e12) ?? 0
-        scalePath = try absolutePath("scalePath")
-        offsetPath = try absolutePath("offsetPath")
-        pollSeconds = try reader.number("pollSeconds", in: 0.1...86_400) ?? 10
+        self.scale = scale
     }
 }
 
@@ -120,25 +129,19 @@ public struct SimulatedSource: Sendable, Hashable {
         self.pollSeconds = pollSeconds
     }
 
-    init(reading reader: ConfigReader) throws(PluginConfigError) {
-        try reader.allowOnly([
+    init?(reading reader: JSONFieldReader) {
+        reader.allowOnly([
             "type", "waveform", "base", "amplitude", "periodSeconds", "noise", "seed", "pollSeconds",
         ])
-        let shapeName = try reader.string("waveform") ?? WaveformShape.sine.rawValue
-        guard let shape = WaveformShape(rawValue: shapeName) else {
-            let names = WaveformShape.allCases.map(\.rawValue).joined(separator: ", ")
-            throw PluginConfigError(path: reader.field("waveform"), "expected one of \(names)")
-        }
-        waveform = shape
-        guard let base = try reader.number("base", in: -1e9...1e9) else {
-            throw PluginConfigError(path: reader.field("base"), "is required")
-        }
+        waveform = reader.choice("waveform") ?? .sine
+        let base = reader.number("base", in: -1e9...1e9, required: true)
+        amplitude = reader.number("amplitude", in: 0...1e9) ?? 0
+        periodSeconds = reader.number("periodSeconds", in: 1...604_800) ?? 60
+        noise = reader.number("noise", in: 0...1e9) ?? 0
+        seed = UInt64(reader.integer("seed", in: 0...Int64.max) ?? 1)
+        pollSeconds = reader.number("pollSeconds", in: 0.1...86_400) ?? 1
+        guard let base else { return nil }
         self.base = base
-        amplitude = try reader.number("amplitude", in: 0...1e9) ?? 0
-        periodSeconds = try reader.number("periodSeconds", in: 1...604_800) ?? 60
-        noise = try reader.number("noise", in: 0...1e9) ?? 0
-        seed = UInt64(try reader.integer("seed", in: 0...Int64.max) ?? 1)
-        pollSeconds = try reader.number("pollSeconds", in: 0.1...86_400) ?? 1
     }
 }
 

@@ -1,5 +1,6 @@
 // The two C entry points the agent looks up (docs/plugins.md).
 import RoleKit
+import VirtualPaymentTerminal
 
 /// The ABI version this plugin was compiled against; read by the agent first.
 @c(bleagent_plugin_abi_version)
@@ -11,7 +12,8 @@ public func virtualTerminalDescriptor() -> UnsafeMutableRawPointer {
     PluginDescriptor(
         name: "VirtualPaymentTerminal", namespace: "terminal", roles: [.peripheral],
         summary:
-            "a virtual payment terminal: the Payment Terminal Service answered by VirtualTerminal, statuses indicated, idempotency records persisted"
+            "a virtual payment terminal: the Payment Terminal Service answered by VirtualTerminal, statuses indicated, idempotency records persisted",
+        validateConfig: PluginDescriptor.checking(VirtualTerminalConfig.init(json:))
     ) { context in
         try VirtualTerminalPlugin(context: context)
     }.exported()

@@ -13,13 +13,9 @@ final class VirtualTerminalPlugin: RolePlugin {
     private let config: VirtualTerminalConfig
     private let running = Mutex<(node: VirtualTerminalNode?, tasks: [Task<Void, Never>])>((nil, []))
 
-    init(context: RoleContext) throws(PluginConfigError) {
+    init(context: RoleContext) throws(JSONFieldErrors) {
         self.context = context
-        do {
-            config = try VirtualTerminalConfig(json: context.config)
-        } catch {
-            throw PluginConfigError(path: error.path, error.message)
-        }
+        config = try VirtualTerminalConfig(json: context.config)
     }
 
     func start() async throws {
@@ -36,7 +32,7 @@ final class VirtualTerminalPlugin: RolePlugin {
             tasks.append(Task { for await state in states where state == .poweredOn { await node.publish() } })
         }
         running.withLock { $0 = (node, tasks) }
-        try context.methods.register("terminal.status") { _ in await node.report() }
+        try context.methods.register("terminal.status", params: .none) { _ in await node.report() }
         context.logger.info("started as \"\(config.name)\"")
     }
 

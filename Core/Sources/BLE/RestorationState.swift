@@ -259,14 +259,17 @@ private struct Reader {
     }
 }
 
-/// Lowercase hex text for byte arrays.
-enum Hex {
-    static func encode(_ bytes: [UInt8]) -> String {
+/// Bytes as hex text: written lower-case, read in either case (restoration
+/// files, control API values).
+public enum Hex {
+    /// `bytes` as lower-case hex digits in pairs.
+    public static func encode(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef")
         return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
     }
 
-    static func decode(_ text: String) -> [UInt8]? {
+    /// The bytes of hex digits in pairs (either case), or nil for anything else.
+    public static func decode(_ text: String) -> [UInt8]? {
         let characters = Array(text.utf8)
         guard characters.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []

@@ -5,8 +5,9 @@
 /// code that built the object, so configuration files and replies are written
 /// back in a readable, stable order; the index keeps lookup by key O(1) for
 /// large objects. Keys are unique, as in json-c: setting an existing key
-/// replaces its value in place, and when parsed text repeats a key the member
-/// keeps the position of the first occurrence and the value of the last.
+/// replaces its value in place. Parsed text that repeats a key is refused
+/// (``JSONParseOptions/duplicateKeys``); under `.lastWins` the member keeps
+/// the position of the first occurrence and the value of the last.
 ///
 /// Equality compares members in order, so `{"a":1,"b":2}` differs from
 /// `{"b":2,"a":1}`: equal objects always serialise to the same text.

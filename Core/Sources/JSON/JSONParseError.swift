@@ -24,6 +24,10 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
         case numberOutOfRange
         /// An object key containing `\u0000`, which json-c cannot keep (it would cut the key short).
         case unsupportedKey
+        /// An object repeats a key (under ``JSONParseOptions/DuplicateKeyPolicy/reject``).
+        case duplicateKey
+        /// The text starts with a UTF-8 byte order mark (U+FEFF), which JSON text must not have.
+        case byteOrderMark
         /// Arrays and objects nest deeper than ``JSONParseOptions/maxDepth``.
         case depthLimitExceeded(limit: Int)
         /// The input is longer than ``JSONParseOptions/maxInputBytes``.

@@ -9,6 +9,17 @@ public struct JSONParseOptions: Sendable, Hashable {
         case double
     }
 
+    /// What to do when an object repeats a key.
+    public enum DuplicateKeyPolicy: Sendable, Hashable {
+        /// Throw ``JSONParseError/Kind/duplicateKey`` at the second occurrence.
+        /// Keys are compared after their escapes are decoded (`"\u0061"` repeats `"a"`).
+        case reject
+        /// Keep the first position and the last value (json-c's own rule).
+        /// Text whose meaning depends on which copy wins is ambiguous: use
+        /// this only for text the program wrote itself.
+        case lastWins
+    }
+
     /// The largest accepted ``maxDepth``; larger settings act as this one.
     /// It bounds the recursion that converts and destroys values.
     public static let maxDepthCeiling = 1_000
@@ -29,11 +40,19 @@ public struct JSONParseOptions: Sendable, Hashable {
     /// What to do with integers outside the range of `Int64`. Default ``LargeIntegerPolicy/reject``.
     public var largeIntegers: LargeIntegerPolicy
 
-    /// Options with the given limits and policy.
-    public init(maxDepth: Int = 64, maxInputBytes: Int = 1 << 20, largeIntegers: LargeIntegerPolicy = .reject) {
+    /// What to do when an object repeats a key. Default ``DuplicateKeyPolicy/reject``:
+    /// `{"method":"agent.status","method":"agent.shutdown"}` means nothing safe.
+    public var duplicateKeys: DuplicateKeyPolicy
+
+    /// Options with the given limits and policies.
+    public init(
+        maxDepth: Int = 64, maxInputBytes: Int = 1 << 20, largeIntegers: LargeIntegerPolicy = .reject,
+        duplicateKeys: DuplicateKeyPolicy = .reject
+    ) {
         self.maxDepth = maxDepth
         self.maxInputBytes = maxInputBytes
         self.largeIntegers = largeIntegers
+        self.duplicateKeys = duplicateKeys
     }
 
     /// ``maxDepth`` as enforced.

@@ -19,8 +19,9 @@ extension JSON {
     }
 }
 
-/// Runs the checks and json-c's tokener in order: size limit, raw bytes,
-/// empty input, json-c, the lexical audit, trailing data, conversion.
+/// Runs the checks and json-c's tokener in order: size limit, byte order
+/// mark, raw bytes, empty input, json-c, the lexical audit (which also finds
+/// repeated keys), trailing data, conversion.
 struct JSONParser {
     let options: JSONParseOptions
 
@@ -38,6 +39,12 @@ struct JSONParser {
                         .sizeLimitExceeded(size: size, limit: limit), at: limit, in: text,
                         reason: "input is \(size) bytes, more than the limit of \(limit) bytes"
                             + " (JSONParseOptions.maxInputBytes)")
+                }
+                if text.starts(with: [0xEF, 0xBB, 0xBF]) {
+                    throw JSONParseError(
+                        .byteOrderMark, at: 0, in: text,
+                        reason: "the text starts with a UTF-8 byte order mark (U+FEFF), which JSON does not allow;"
+                            + " save it as UTF-8 without a BOM")
                 }
                 if let problem = JSONInputCheck.firstProblem(in: text, validateUTF8: !knownValidUTF8) { throw problem }
                 guard text.contains(where: { !Self.isWhitespace($0) }) else {
@@ -62,7 +69,8 @@ struct JSONParser {
         case .value(let root, let parseEnd):
             let end = min(parseEnd, text.count)  // never past the input, whatever json-c reports
             let audit = JSONTextAudit(
-                text: text, end: end, endIsComplete: true, maxDepth: depth, largeIntegers: options.largeIntegers)
+                text: text, end: end, endIsComplete: true, maxDepth: depth, largeIntegers: options.largeIntegers,
+                duplicateKeys: options.duplicateKeys)
             let largeIntegerEnds = try audit.run()
             if let trailing = text[end...].firstIndex(where: { !Self.isWhitespace($0) }) {
                 let found = JSONParseError.describeCharacter(at: trailing, in: text)
@@ -114,7 +122,7 @@ struct JSONParser {
         let offset = min(failure.offset, text.count)
         let audit = JSONTextAudit(
             text: text, end: offset, endIsComplete: false, maxDepth: options.effectiveMaxDepth,
-            largeIntegers: options.largeIntegers)
+            largeIntegers: options.largeIntegers, duplicateKeys: options.duplicateKeys)
         do {
             _ = try audit.run()
         } catch {

@@ -5,6 +5,8 @@
 ///   large for a `Double` (json-c gives infinity);
 /// - raw control characters in strings and whitespace JSON does not allow;
 /// - object keys containing `\u0000` (json-c would cut the key short);
+/// - a key an object repeats (json-c keeps the last silently), under
+///   ``JSONParseOptions/DuplicateKeyPolicy/reject``;
 /// - the opening bracket that first nests deeper than the limit.
 ///
 /// It reads `text[0..<end]`. After a successful parse, `end` is where the
@@ -18,12 +20,15 @@ struct JSONTextAudit {
     let endIsComplete: Bool
     let maxDepth: Int
     let largeIntegers: JSONParseOptions.LargeIntegerPolicy
+    let duplicateKeys: JSONParseOptions.DuplicateKeyPolicy
 
     /// Throws the first problem; otherwise returns the offsets just past each
     /// integer outside `Int64` (found only under `.double`).
     func run() throws(JSONParseError) -> [Int] {
         var largeIntegerEnds: [Int] = []
         var depth = 0
+        // The keys seen so far in each open object (nil for an open array).
+        var keys: [Set<String>?] = []
         var index = 0
         while index < end {
             switch text[index] {
@@ -38,12 +43,14 @@ struct JSONTextAudit {
                         reason:
                             "arrays and objects nest deeper than the limit of \(maxDepth) (JSONParseOptions.maxDepth)")
                 }
+                keys.append(text[index] == UInt8(ascii: "{") ? [] : nil)
                 index += 1
             case UInt8(ascii: "]"), UInt8(ascii: "}"):
                 depth -= 1
+                _ = keys.popLast()
                 index += 1
             case UInt8(ascii: "\""):
-                index = try skipString(at: index)
+                index = try skipString(at: index, keys: &keys)
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 index = try checkNumber(at: index, largeIntegerEnds: &largeIntegerEnds)
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
@@ -60,12 +67,14 @@ struct JSONTextAudit {
 
     // MARK: Strings
 
-    private func skipString(at start: Int) throws(JSONParseError) -> Int {
+    private func skipString(at start: Int, keys: inout [Set<String>?]) throws(JSONParseError) -> Int {
         var nulEscape: Int?
         var index = start + 1
         while index < end {
             let byte = text[index]
-            if byte == UInt8(ascii: "\"") { return try checkKey(closingAt: index, nulEscape: nulEscape) }
+            if byte == UInt8(ascii: "\"") {
+                return try checkKey(opening: start, closing: index, nulEscape: nulEscape, keys: &keys)
+            }
             if byte == UInt8(ascii: "\\") {
                 if nulEscape == nil, isNulEscape(at: index) { nulEscape = index }
                 index += 2
@@ -88,15 +97,32 @@ struct JSONTextAudit {
         return text[(backslash + 2)...(backslash + 5)].allSatisfy { $0 == UInt8(ascii: "0") }
     }
 
-    /// A string containing `\u0000` is rejected if it is an object key.
-    private func checkKey(closingAt quote: Int, nulEscape: Int?) throws(JSONParseError) -> Int {
-        guard let nulEscape else { return quote + 1 }
+    /// A string followed by `:` is an object key: rejected if it contains
+    /// `\u0000`, or (under `.reject`) if its object already has it.
+    private func checkKey(
+        opening: Int, closing quote: Int, nulEscape: Int?, keys: inout [Set<String>?]
+    ) throws(JSONParseError) -> Int {
         var next = quote + 1
         while next < end, [0x20, 0x09, 0x0A, 0x0D].contains(text[next]) { next += 1 }
         guard next < end, text[next] == UInt8(ascii: ":") else { return quote + 1 }
-        throw JSONParseError(
-            .unsupportedKey, at: nulEscape, in: text,
-            reason: "object key contains \\u0000, which json-c cannot store (the key would be cut short)")
+        if let nulEscape {
+            throw JSONParseError(
+                .unsupportedKey, at: nulEscape, in: text,
+                reason: "object key contains \\u0000, which json-c cannot store (the key would be cut short)")
+        }
+        guard duplicateKeys == .reject, let scope = keys.indices.last, var seen = keys[scope] else { return quote + 1 }
+        keys[scope] = nil  // the set is mutated alone, not copied
+        let key = JSONStringDecoder.decode(text[(opening + 1)..<quote])
+        let inserted = seen.insert(key).inserted
+        keys[scope] = seen
+        guard inserted else {
+            let shown = JSON.string(key.count > 40 ? String(key.prefix(40)) + "…" : key).serialized()
+            throw JSONParseError(
+                .duplicateKey, at: opening, in: text,
+                reason: "duplicate key \(shown) in an object (each key may appear once; JSONParseOptions.duplicateKeys)"
+            )
+        }
+        return quote + 1
     }
 
     // MARK: Numbers and words

@@ -34,11 +34,16 @@ public enum PluginABI {
     /// Version 3: ``RoleContext`` carries the fleet publisher
     /// (``RoleContext/fleet``: durable records, sensor readings).
     ///
+    /// Version 4: every control method declares its params
+    /// (``PluginMethodRegistrar/register(_:params:handler:)``, ``ParamSchema``;
+    /// ``PluginCall/arguments``), and a descriptor may carry a
+    /// ``PluginDescriptor/validateConfig`` check.
+    ///
     /// Emitted into the client: a plugin's `bleagent_plugin_abi_version`
     /// returns the value of the core it was *compiled* against, not of the
     /// core it runs with, which is what makes the check meaningful.
     @_alwaysEmitIntoClient
-    public static var version: UInt32 { 3 }
+    public static var version: UInt32 { 4 }
 
     /// The name of the C function returning the plugin's ABI version.
     public static let abiVersionSymbol = "bleagent_plugin_abi_version"

@@ -1,3 +1,5 @@
+import JSON
+
 /// A problem with a plugin's own config (`roles.<role>.config`), named by its
 /// field path inside that object. Thrown from ``RolePlugin/start()``; the agent
 /// reports it as the reason the role failed.
@@ -11,6 +13,11 @@ public struct PluginConfigError: Error, Sendable, Hashable, CustomStringConverti
     public init(path: String, _ message: String) {
         self.path = path
         self.message = message
+    }
+
+    /// The problem `error` found by a ``JSONFieldReader`` over the plugin's config.
+    public init(_ error: JSONFieldError) {
+        self.init(path: error.path, error.message)
     }
 
     /// `config.PATH: message`.

@@ -6,15 +6,18 @@ public struct PluginCall: Sendable {
     public var method: String
     /// The params: an object, an array, or `nil` when absent.
     public var params: JSON?
+    /// The params as the method's ``ParamSchema`` accepted them, for typed reads.
+    public var arguments: ParamValues
     /// The caller's user id (from SO_PEERCRED).
     public var callerUid: UInt32
     /// The caller's process id.
     public var callerPid: Int32
 
-    /// A call.
-    public init(method: String, params: JSON?, callerUid: UInt32, callerPid: Int32) {
+    /// A call whose params `arguments` accepted (``ParamValues/init(_:)`` of `params` by default).
+    public init(method: String, params: JSON?, arguments: ParamValues? = nil, callerUid: UInt32, callerPid: Int32) {
         self.method = method
         self.params = params
+        self.arguments = arguments ?? ParamValues(params)
         self.callerUid = callerUid
         self.callerPid = callerPid
     }
@@ -47,6 +50,15 @@ public struct PluginMethodError: Error, Sendable, Hashable, CustomStringConverti
         PluginMethodError(code: -32602, message)
     }
 
+    /// -32602 for every problem a ``ParamSchema`` found: the first one as
+    /// the message, all of them in `data.errors` (`{"path", "message"}`), as
+    /// the agent answers.
+    public static func invalidParams(_ errors: JSONFieldErrors) -> PluginMethodError {
+        PluginMethodError(
+            code: -32602, errors.errors.first?.description ?? "invalid params",
+            data: ["errors": .array(errors.errors.map { ["path": .string($0.path), "message": .string($0.message)] })])
+    }
+
     /// `message (code N)`.
     public var description: String { "\(message) (\(code))" }
 }
@@ -61,15 +73,20 @@ public struct PluginRegistrationError: Error, Sendable, Hashable, CustomStringCo
 }
 
 /// Where a plugin adds control methods. Every method must be in the plugin's
-/// namespace (`<namespace>.<name>`); the agent removes them all when the
-/// plugin stops.
+/// namespace (`<namespace>.<name>`) and declare its params; the agent
+/// removes them all when the plugin stops.
 public protocol PluginMethodRegistrar: Sendable {
     /// The plugin's namespace, from its descriptor.
     var namespace: String { get }
 
-    /// Adds `method` (such as `diag.ping`). Throws if the name is outside
-    /// the namespace, malformed, already registered, or the plugin has stopped.
-    func register(_ method: String, handler: @escaping PluginMethodHandler) throws(PluginRegistrationError)
+    /// Adds `method` (such as `diag.ping`) taking `params`. The agent checks
+    /// every call against `params` before `handler` runs and answers a call
+    /// that does not match with -32602 naming the field (docs/plugins.md).
+    /// Throws if the name is outside the namespace, malformed, already
+    /// registered, or the plugin has stopped.
+    func register(
+        _ method: String, params: ParamSchema, handler: @escaping PluginMethodHandler
+    ) throws(PluginRegistrationError)
 }
 
 /// Where a plugin publishes events. Subscribers of the control API receive

@@ -36,53 +36,31 @@ public struct TerminalRule: Sendable, Hashable {
         return true
     }
 
-    private static let fields: Set<String> = ["amountAbove", "currency", "reference", "outcome", "reason"]
     private static let namedReasons: [StatusReason] = [
         .none, .issuerDeclined, .amountLimit, .currencyNotAccepted, .referenceBlocked, .cancelledByUser, .timeout,
         .terminalError,
     ]
 
-    /// Reads a rule object; errors name fields under `path` (`rules[0]`).
-    init(json: JSON, path: String) throws(VirtualTerminalConfigError) {
-        guard let object = json.objectValue else { throw VirtualTerminalConfigError(path: path, "expected an object") }
-        for key in object.keys where !Self.fields.contains(key) {
-            throw VirtualTerminalConfigError(path: "\(path).\(key)", "unknown field")
+    /// Reads a rule object (`rules[0]`); nil when it is wrong (every problem
+    /// is in the reader's report).
+    init?(reading reader: JSONFieldReader) {
+        reader.allowOnly(["amountAbove", "currency", "reference", "outcome", "reason"])
+        amountAbove = reader.integer("amountAbove", in: 0...Int64.max).map(UInt64.init)
+        currency = reader.read("currency", "three uppercase letters (ISO 4217)") { value in
+            value.stringValue.flatMap { try? CurrencyCode($0) }
         }
-        if let value = object["amountAbove"] {
-            guard let amount = value.intValue, amount >= 0 else {
-                throw VirtualTerminalConfigError(path: "\(path).amountAbove", "expected a non-negative integer")
-            }
-            amountAbove = UInt64(amount)
+        referencePattern = reader.read("reference", "a glob pattern string") { $0.stringValue }
+        let conditions = ["amountAbove", "currency", "reference"].filter { reader.object[$0] != nil }
+        if conditions.isEmpty { reader.issue(nil, "needs at least one of amountAbove, currency, reference") }
+        let outcome = reader.read("outcome", required: true, "one of approved, declined, cancelled, failed") {
+            value in value.stringValue.flatMap(TransactionState.init(name:)).flatMap { $0.isFinal ? $0 : nil }
         }
-        if let value = object["currency"] {
-            guard let text = value.stringValue, let code = try? CurrencyCode(text) else {
-                throw VirtualTerminalConfigError(
-                    path: "\(path).currency", "expected three uppercase letters (ISO 4217)")
-            }
-            currency = code
+        let named = reader.read("reason", "a reason name such as amountLimit") { value in
+            value.stringValue.flatMap { text in Self.namedReasons.first { $0.description == text } }
         }
-        if let value = object["reference"] {
-            guard let text = value.stringValue else {
-                throw VirtualTerminalConfigError(path: "\(path).reference", "expected a glob pattern string")
-            }
-            referencePattern = text
-        }
-        guard amountAbove != nil || currency != nil || referencePattern != nil else {
-            throw VirtualTerminalConfigError(path: path, "needs at least one of amountAbove, currency, reference")
-        }
-        guard let text = object["outcome"]?.stringValue, let state = TransactionState(name: text), state.isFinal else {
-            throw VirtualTerminalConfigError(
-                path: "\(path).outcome", "expected one of approved, declined, cancelled, failed")
-        }
-        outcome = state
-        reason = Self.defaultReason(for: state)
-        if let value = object["reason"] {
-            guard let text = value.stringValue, let named = Self.namedReasons.first(where: { $0.description == text })
-            else {
-                throw VirtualTerminalConfigError(path: "\(path).reason", "expected a reason name such as amountLimit")
-            }
-            reason = named
-        }
+        guard let outcome, !conditions.isEmpty, reader.object["reason"] == nil || named != nil else { return nil }
+        self.outcome = outcome
+        reason = named ?? Self.defaultReason(for: outcome)
     }
 
     private static func defaultReason(for outcome: TransactionState) -> StatusReason {

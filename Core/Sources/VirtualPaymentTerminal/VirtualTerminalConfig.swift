@@ -1,24 +1,6 @@
 import JSON
 import PaymentTerminalProfile
 
-/// A problem in a virtual terminal's JSON config, named by its field path
-/// (`rules[1].outcome`).
-public struct VirtualTerminalConfigError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The dotted path of the field at fault; empty for the whole config.
-    public var path: String
-    /// What is wrong.
-    public var message: String
-
-    /// An error at `path`.
-    public init(path: String, _ message: String) {
-        self.path = path
-        self.message = message
-    }
-
-    /// `PATH: message`.
-    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
-}
-
 /// A virtual terminal's settings: what it advertises, says about itself,
 /// and how it decides.
 public struct VirtualTerminalConfig: Sendable, Hashable {
@@ -45,86 +27,52 @@ public struct VirtualTerminalConfig: Sendable, Hashable {
         self.rules = rules
     }
 
-    private static let fields: Set<String> = [
-        "name", "terminalId", "vendor", "model", "firmware", "capabilities", "batteryLevel", "latencyMs", "rules",
-    ]
-
     /// Reads the JSON config (docs/profiles/payment-terminal.md, "Virtual
-    /// terminal"). Unknown fields are errors; every error names its field path.
-    public init(json: JSON) throws(VirtualTerminalConfigError) {
-        guard let object = json.objectValue else { throw VirtualTerminalConfigError(path: "", "expected an object") }
-        for key in object.keys where !Self.fields.contains(key) {
-            throw VirtualTerminalConfigError(path: key, "unknown field")
-        }
-        let name: String = try Self.string(object, "name", maximum: Self.maximumNameLength) ?? "Payment Terminal"
-        guard !name.isEmpty else { throw VirtualTerminalConfigError(path: "name", "must not be empty") }
+    /// terminal"). Unknown fields are errors; every problem is reported with
+    /// its field path.
+    public init(json: JSON) throws(JSONFieldErrors) {
+        let report = JSONFieldReport()
+        guard let root = JSONFieldReader(json, report: report) else { throw JSONFieldErrors(report.errors) }
+        root.allowOnly([
+            "name", "terminalId", "vendor", "model", "firmware", "capabilities", "batteryLevel", "latencyMs", "rules",
+        ])
+        let name = root.string("name", maxBytes: Self.maximumNameLength) ?? "Payment Terminal"
         let fieldMaximum = TerminalInfo.maximumFieldLength
-        let terminalID: String = try Self.string(object, "terminalId", maximum: fieldMaximum) ?? "VT-0001"
-        let vendor: String = try Self.string(object, "vendor", maximum: fieldMaximum) ?? "bleagent"
-        let model: String = try Self.string(object, "model", maximum: fieldMaximum) ?? "Virtual Terminal"
-        let firmware: String = try Self.string(object, "firmware", maximum: fieldMaximum) ?? "1.0.0"
-        let capabilities = try Self.capabilities(object["capabilities"])
+        let terminalID = root.string("terminalId", maxBytes: fieldMaximum) ?? "VT-0001"
+        let vendor = root.string("vendor", maxBytes: fieldMaximum) ?? "bleagent"
+        let model = root.string("model", maxBytes: fieldMaximum) ?? "Virtual Terminal"
+        let firmware = root.string("firmware", maxBytes: fieldMaximum) ?? "1.0.0"
+        var capabilities: TerminalCapabilities = [.contactless, .chip, .pinEntry]
+        if let names = root.array("capabilities") {
+            capabilities = []
+            for (index, element) in names.enumerated() {
+                guard let capability = element.stringValue.flatMap(TerminalCapabilities.init(name:)) else {
+                    report.add(
+                        path: root.path(of: "capabilities") + "[\(index)]",
+                        "expected one of contactless, chip, magneticStripe, pinEntry, printer, found "
+                            + JSONFieldError.describe(element))
+                    continue
+                }
+                capabilities.insert(capability)
+            }
+        }
+        batteryLevel = UInt8(truncatingIfNeeded: root.integer("batteryLevel", in: 0...100) ?? 100)
+        latency = .milliseconds(root.integer("latencyMs", in: 0...600_000) ?? 1500)
+        rules = []
+        for (index, element) in (root.array("rules") ?? []).enumerated() {
+            if let reader = JSONFieldReader(element, path: "rules[\(index)]", report: report),
+                let rule = TerminalRule(reading: reader)
+            {
+                rules.append(rule)
+            }
+        }
+        self.name = name
+        try report.check()
         do {
             info = try TerminalInfo(
                 terminalID: terminalID, vendor: vendor, model: model, firmware: firmware, capabilities: capabilities)
         } catch {
-            throw VirtualTerminalConfigError(path: error.field, error.reason)
+            throw JSONFieldErrors([JSONFieldError(path: error.field, error.reason)])
         }
-        self.name = name
-        let battery: Int64 = try Self.integer(object, "batteryLevel", in: 0...100) ?? 100
-        batteryLevel = UInt8(truncatingIfNeeded: battery)
-        let latencyMilliseconds: Int64 = try Self.integer(object, "latencyMs", in: 0...600_000) ?? 1500
-        latency = Duration.milliseconds(latencyMilliseconds)
-        rules = []
-        if let value = object["rules"] {
-            guard let array = value.arrayValue else {
-                throw VirtualTerminalConfigError(path: "rules", "expected an array")
-            }
-            for (index, element) in array.enumerated() {
-                rules.append(try TerminalRule(json: element, path: "rules[\(index)]"))
-            }
-        }
-    }
-
-    private static func capabilities(_ json: JSON?) throws(VirtualTerminalConfigError) -> TerminalCapabilities {
-        guard let json else { return [.contactless, .chip, .pinEntry] }
-        guard let array = json.arrayValue else {
-            throw VirtualTerminalConfigError(path: "capabilities", "expected an array of names")
-        }
-        var capabilities: TerminalCapabilities = []
-        for (index, element) in array.enumerated() {
-            guard let text = element.stringValue, let capability = TerminalCapabilities(name: text) else {
-                throw VirtualTerminalConfigError(
-                    path: "capabilities[\(index)]",
-                    "expected one of contactless, chip, magneticStripe, pinEntry, printer")
-            }
-            capabilities.insert(capability)
-        }
-        return capabilities
-    }
-
-    static func string(
-        _ object: JSONObject, _ key: String, maximum: Int, path: String? = nil
-    )
-        throws(VirtualTerminalConfigError) -> String?
-    {
-        guard let value = object[key] else { return nil }
-        guard let text = value.stringValue, text.utf8.count <= maximum else {
-            throw VirtualTerminalConfigError(path: path ?? key, "expected a string of at most \(maximum) bytes")
-        }
-        return text
-    }
-
-    private static func integer(
-        _ object: JSONObject, _ key: String, in range: ClosedRange<Int64>
-    )
-        throws(VirtualTerminalConfigError) -> Int64?
-    {
-        guard let value = object[key] else { return nil }
-        guard let number = value.intValue, range.contains(number) else {
-            throw VirtualTerminalConfigError(
-                path: key, "expected an integer from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return number
     }
 }

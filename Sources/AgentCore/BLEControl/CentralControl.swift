@@ -102,37 +102,54 @@ public final class CentralControl: Sendable {
         state.withLock { $0.watchers = [connections, states] }
     }
 
-    /// Registers every `central.*` method.
+    /// `central.scan.start`'s params (BlueZ's discovery filter takes an RSSI from -127 to 20 dBm).
+    static let scanParams = ParamSchema.object(
+        .optional("services", BLEParams.services), .optional("allowDuplicates", .boolean),
+        .optional("rssiThreshold", .integer(-127...20)), .optional("namePattern", .string(maxBytes: 248)),
+        .optional("durationSeconds", .integer(1...86_400)))
+
+    /// `central.write`'s params.
+    static let writeParams = ParamSchema.object(
+        [
+            .required("id", BLEParams.deviceID), .optional("service", .uuid), .required("characteristic", .uuid),
+            .optional("value", BLEParams.value), .optional("text", BLEParams.text),
+            .optional("withResponse", .boolean),
+        ], rules: [.exactlyOne(of: "value", "text")])
+
+    /// Registers every `central.*` method with its params.
     public func register(in registry: MethodRegistry) throws(RegistrationError) {
-        try registry.registerBuiltin("central.scan.start") { [self] call in try await scanStart(call) }
-        try registry.registerBuiltin("central.scan.stop") { [self] _ in
+        try registry.registerBuiltin("central.scan.start", params: Self.scanParams) { [self] call in
+            try await scanStart(call)
+        }
+        try registry.registerBuiltin("central.scan.stop", params: .none) { [self] _ in
             let (_, task) = try running(stoppingScan: true)
             if let task { scanEnded(task, reason: "stopped") }
             return ["scanning": false]
         }
-        try registry.registerBuiltin("central.devices") { [self] _ in devices(try running().0) }
-        try registry.registerBuiltin("central.stats") { [self] _ in stats(try running().0) }
-        try registry.registerBuiltin("central.connect") { [self] call in
+        try registry.registerBuiltin("central.devices", params: .none) { [self] _ in devices(try running().0) }
+        try registry.registerBuiltin("central.stats", params: .none) { [self] _ in stats(try running().0) }
+        try registry.registerBuiltin("central.connect", params: BLEParams.device) { [self] call in
             let (central, peripheral) = try peripheral(call)
             do { try await central.connect(peripheral) } catch { throw BLEParams.rpc(error) }
             return ["id": .string(peripheral.identifier.uuidString), "connected": true]
         }
-        try registry.registerBuiltin("central.disconnect") { [self] call in
+        try registry.registerBuiltin("central.disconnect", params: BLEParams.device) { [self] call in
             let (central, peripheral) = try peripheral(call)
             do { try await central.cancelConnection(peripheral) } catch { throw BLEParams.rpc(error) }
             return ["id": .string(peripheral.identifier.uuidString), "connected": false]
         }
-        try registry.registerBuiltin("central.services") { [self] call in try await services(call) }
-        try registry.registerBuiltin("central.read") { [self] call in
+        try registry.registerBuiltin("central.services", params: BLEParams.device) { [self] call in
+            try await services(call)
+        }
+        try registry.registerBuiltin("central.read", params: BLEParams.characteristic) { [self] call in
             let (peripheral, characteristic) = try await characteristic(call)
             do {
                 return ["value": .string(BLEParams.hex(try await peripheral.readValue(for: characteristic)))]
             } catch { throw BLEParams.rpc(error) }
         }
-        try registry.registerBuiltin("central.write") { [self] call in
-            let object = try BLEParams.object(call)
-            let bytes = try BLEParams.bytes(object)
-            let withResponse = object["withResponse"].map { $0.boolValue ?? true } ?? true
+        try registry.registerBuiltin("central.write", params: Self.writeParams) { [self] call in
+            let bytes = BLEParams.bytes(call)
+            let withResponse = call.arguments.bool("withResponse") ?? true
             let (peripheral, characteristic) = try await characteristic(call)
             do {
                 try await peripheral.writeValue(
@@ -140,8 +157,12 @@ public final class CentralControl: Sendable {
             } catch { throw BLEParams.rpc(error) }
             return ["written": .int(Int64(bytes.count))]
         }
-        try registry.registerBuiltin("central.subscribe") { [self] call in try await subscribe(call, true) }
-        try registry.registerBuiltin("central.unsubscribe") { [self] call in try await subscribe(call, false) }
+        try registry.registerBuiltin("central.subscribe", params: BLEParams.characteristic) { [self] call in
+            try await subscribe(call, true)
+        }
+        try registry.registerBuiltin("central.unsubscribe", params: BLEParams.characteristic) { [self] call in
+            try await subscribe(call, false)
+        }
     }
 
     private func running(stoppingScan: Bool = false) throws(RPCError) -> (CentralManager, Task<Void, Never>?) {
@@ -156,12 +177,12 @@ public final class CentralControl: Sendable {
     }
 
     private func scanStart(_ call: MethodCall) async throws -> JSON {
-        let object = try BLEParams.object(call)
-        let services = try BLEParams.uuids(object, "services")
+        let services = call.arguments.uuids("services")
         var options = ScanOptions()
-        options.allowDuplicates = object["allowDuplicates"]?.boolValue ?? false
-        options.rssiThreshold = object["rssiThreshold"]?.intValue.map { Int($0) }
-        options.namePattern = try BLEParams.string(object, "namePattern", required: false)
+        options.allowDuplicates = call.arguments.bool("allowDuplicates") ?? false
+        options.rssiThreshold = call.arguments.int("rssiThreshold").map { Int($0) }
+        options.namePattern = call.arguments.string("namePattern")
+        let duration = call.arguments.int("durationSeconds")
         let (central, previous) = try running(stoppingScan: true)
         if let previous { scanEnded(previous, reason: "replaced") }
         if let refusal = central.currentState.refusal { throw BLEParams.rpc(refusal) }
@@ -202,11 +223,7 @@ public final class CentralControl: Sendable {
             state.scan = ControlScan(task: task, stream: nil)
             state.counts.scans += 1
         }
-        if let seconds = object["durationSeconds"]?.intValue {
-            guard (1...86_400).contains(seconds) else {
-                task.cancel()
-                throw RPCError.invalidParams("\"durationSeconds\" must be from 1 to 86400")
-            }
+        if let seconds = duration {
             Task { [weak self] in
                 try? await Task.sleep(for: .seconds(seconds))
                 // Only this scan: a later central.scan.start replaced it and owns its own duration.
@@ -218,7 +235,7 @@ public final class CentralControl: Sendable {
                 if mine == true { self?.scanEnded(task, reason: "duration") }
             }
         }
-        return ["scanning": true, "durationSeconds": object["durationSeconds"] ?? .null]
+        return ["scanning": true, "durationSeconds": duration.map(JSON.int) ?? .null]
     }
 
     private func devices(_ central: CentralManager) -> JSON {
@@ -251,11 +268,14 @@ public final class CentralControl: Sendable {
     }
 
     private func peripheral(_ call: MethodCall) throws -> (CentralManager, Peripheral) {
-        let object = try BLEParams.object(call)
-        let id = try BLEParams.identifier(object)
         let (central, _) = try running()
-        guard let peripheral = central.retrievePeripherals(withIdentifiers: [id]).first else {
-            throw RPCError(.invalidParams, "no device \(id.uuidString) is known (scan first)")
+        guard let id = BLEParams.identifier(call),
+            let peripheral = central.retrievePeripherals(withIdentifiers: [id]).first
+        else {
+            throw RPCError(
+                invalidParams: JSONFieldErrors([
+                    JSONFieldError(path: "id", "no device \(call.arguments.string("id") ?? "") is known (scan first)")
+                ]))
         }
         return (central, peripheral)
     }
@@ -292,9 +312,8 @@ public final class CentralControl: Sendable {
     }
 
     private func characteristic(_ call: MethodCall) async throws -> (Peripheral, RemoteCharacteristic) {
-        let object = try BLEParams.object(call)
-        let serviceUUID = try BLEParams.uuid(object, "service", required: false)
-        let uuid = try BLEParams.uuid(object, "characteristic")
+        let serviceUUID = call.arguments.uuid("service")
+        let uuid = call.arguments.uuid("characteristic")
         let (_, peripheral) = try peripheral(call)
         for (service, characteristics) in try await discovered(peripheral)
         where serviceUUID == nil || service.uuid == serviceUUID {
@@ -302,7 +321,7 @@ public final class CentralControl: Sendable {
         }
         throw BLEParams.rpc(
             BLEError(
-                .characteristicNotFound, message: "no characteristic \(object["characteristic"]?.stringValue ?? "")"))
+                .characteristicNotFound, message: "no characteristic \(call.arguments.string("characteristic") ?? "")"))
     }
 
     private func subscribe(_ call: MethodCall, _ enable: Bool) async throws -> JSON {

@@ -36,42 +36,43 @@ public final class PeripheralControl: Sendable {
         watchers.withLock { $0 = [states] }
     }
 
-    /// Registers every `peripheral.*` method.
+    /// `peripheral.update`'s params.
+    static let updateParams = ParamSchema.object(
+        [.required("characteristic", .uuid), .optional("value", BLEParams.value), .optional("text", BLEParams.text)],
+        rules: [.exactlyOne(of: "value", "text")])
+
+    /// Registers every `peripheral.*` method with its params.
     public func register(in registry: MethodRegistry) throws(RegistrationError) {
-        try registry.registerBuiltin("peripheral.services") { [self] _ in
+        try registry.registerBuiltin("peripheral.services", params: .none) { [self] _ in
             let services = try running().services
             return ["services": .array(services.map(Self.json))]
         }
-        try registry.registerBuiltin("peripheral.advertising.start") { [self] call in
-            let object = try BLEParams.object(call)
-            let name = try BLEParams.string(object, "localName", required: false)
-            let services = try BLEParams.uuids(object, "services") ?? []
+        try registry.registerBuiltin(
+            "peripheral.advertising.start",
+            params: .object(.optional("localName", .string(maxBytes: 248)), .optional("services", BLEParams.services))
+        ) { [self] call in
             let peripheral = try running()
-            do {
-                try await peripheral.startAdvertising(AdvertisingData(serviceUUIDs: services, localName: name))
-            } catch { throw BLEParams.rpc(error) }
+            let data = AdvertisingData(
+                serviceUUIDs: call.arguments.uuids("services") ?? [], localName: call.arguments.string("localName"))
+            do { try await peripheral.startAdvertising(data) } catch { throw BLEParams.rpc(error) }
             return ["advertising": true]
         }
-        try registry.registerBuiltin("peripheral.advertising.stop") { [self] _ in
+        try registry.registerBuiltin("peripheral.advertising.stop", params: .none) { [self] _ in
             do { try await running().stopAdvertising() } catch let error as BLEError { throw BLEParams.rpc(error) }
             return ["advertising": false]
         }
-        try registry.registerBuiltin("peripheral.update") { [self] call in
-            let object = try BLEParams.object(call)
-            let uuid = try BLEParams.uuid(object, "characteristic")
-            let bytes = try BLEParams.bytes(object)
+        try registry.registerBuiltin("peripheral.update", params: Self.updateParams) { [self] call in
             let peripheral = try running()
-            guard let local = Self.local(uuid, in: peripheral.services) else {
-                throw BLEParams.rpc(
-                    BLEError(.characteristicNotFound, message: "no published characteristic \(uuid?.uuidString ?? "")"))
-            }
+            let local = try Self.notifiable(call.arguments.uuid("characteristic"), in: peripheral.services)
+            let bytes = BLEParams.bytes(call)
             let count = peripheral.subscribers(of: local).count
             let sent = peripheral.updateValue(bytes, for: local)
             return ["notified": .int(sent ? Int64(count) : 0), "queued": .bool(sent)]
         }
-        try registry.registerBuiltin("peripheral.subscribers") { [self] call in
-            let object = try BLEParams.object(call)
-            let only = try BLEParams.uuid(object, "characteristic", required: false)
+        try registry.registerBuiltin(
+            "peripheral.subscribers", params: .object(.optional("characteristic", .uuid))
+        ) { [self] call in
+            let only = call.arguments.uuid("characteristic")
             let peripheral = try running()
             var rows: [JSON] = []
             for service in peripheral.services {
@@ -95,13 +96,24 @@ public final class PeripheralControl: Sendable {
         return peripheral
     }
 
-    static func local(_ uuid: BluetoothUUID?, in services: [GATTService]) -> LocalCharacteristic? {
+    /// The published characteristic `uuid`, which must notify or indicate
+    /// (an update is what its subscribers receive): -32020 when none is
+    /// published, -32602 when it has neither property.
+    static func notifiable(_ uuid: BluetoothUUID?, in services: [GATTService]) throws(RPCError) -> LocalCharacteristic {
         for service in services {
-            if let match = service.characteristics.first(where: { $0.uuid == uuid }) {
-                return LocalCharacteristic(service: service.uuid, uuid: match.uuid)
+            guard let match = service.characteristics.first(where: { $0.uuid == uuid }) else { continue }
+            guard !match.properties.isDisjoint(with: [.notify, .indicate]) else {
+                throw RPCError(
+                    invalidParams: JSONFieldErrors([
+                        JSONFieldError(
+                            path: "characteristic",
+                            "\(match.uuid.uuidString) neither notifies nor indicates: it has no subscribers to update")
+                    ]))
             }
+            return LocalCharacteristic(service: service.uuid, uuid: match.uuid)
         }
-        return nil
+        throw BLEParams.rpc(
+            BLEError(.characteristicNotFound, message: "no published characteristic \(uuid?.uuidString ?? "")"))
     }
 
     static func json(_ service: GATTService) -> JSON {

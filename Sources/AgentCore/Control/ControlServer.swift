@@ -26,6 +26,8 @@ public final class ControlServer: Sendable {
         var nextClient: UInt64 = 0
         var policy: PeerPolicy
         var acceptPaused = false
+        /// Refused connections are logged at most 5 a minute (a flood of them cannot flood the log).
+        var refusalLog = LogRateLimit(burst: 5, window: .seconds(60))
     }
 
     /// The settings the server was created with.
@@ -35,9 +37,15 @@ public final class ControlServer: Sendable {
     private let bus: EventBus
     private let state: Mutex<State>
     private let busToken = Mutex<EventBus.Token?>(nil)
+    private let log: AgentLog
 
-    /// A server that dispatches to `registry` and forwards `bus` events; call ``start()``.
-    public init(options: ControlServerOptions, loop: EventLoop, registry: MethodRegistry, bus: EventBus) {
+    /// A server that dispatches to `registry` and forwards `bus` events,
+    /// logging refused connections to `log`; call ``start()``.
+    public init(
+        options: ControlServerOptions, loop: EventLoop, registry: MethodRegistry, bus: EventBus,
+        log: AgentLog = .discard
+    ) {
+        self.log = log
         self.options = options
         self.loop = loop
         self.registry = registry
@@ -138,6 +146,7 @@ public final class ControlServer: Sendable {
             return nil
         }
         if let refusal {
+            logRefusal(refusal, uid: credentials.uid, pid: credentials.pid)
             _ = UnixSocket.writeSome(fd, Self.line(RPCMessage.error(id: .null, refusal))[...])
             Glibc.close(fd)
             return
@@ -152,6 +161,13 @@ public final class ControlServer: Sendable {
             return state.nextClient
         }
         loop.register(fd, events: Int16(POLLIN)) { [weak self] events in self?.service(id, events: events) }
+    }
+
+    /// Logs a refused connection at notice, within the rate limit.
+    private func logRefusal(_ refusal: RPCError, uid: UInt32, pid: Int32) {
+        guard let skipped = state.withLock({ $0.refusalLog.admit(at: .now) }) else { return }
+        let note = skipped > 0 ? " (\(skipped) more refused connections were not logged)" : ""
+        log.notice("refused a connection from uid \(uid) (pid \(pid)): \(refusal.message)\(note)")
     }
 
     // MARK: - Reading
@@ -244,6 +260,7 @@ public final class ControlServer: Sendable {
             state.withLock { $0.clients[id]?.subscription = kinds }
             return .success(["kinds": .array(kinds.sorted { $0.rawValue < $1.rawValue }.map { .string($0.rawValue) })])
         case "events.unsubscribe":
+            if let refusal = EventFilter.unsubscribeRefusal(call.params) { return .failure(refusal) }
             let dropped = state.withLock { state -> Int64 in
                 state.clients[id]?.subscription = nil
                 return state.clients[id]?.outbox.droppedEvents ?? 0

@@ -1,29 +1,32 @@
 import ControlProtocol
 import JSON
+import RoleKit
 
-/// Reads the params of `events.subscribe`: `{"kinds": ["state", ...]}`,
-/// absent or `{}` meaning every kind.
+/// The params of `events.subscribe` (`{"kinds": ["state", ...]}`, absent or
+/// `{}` meaning every kind) and `events.unsubscribe` (none), checked by the
+/// same ``ParamSchema`` mechanism as every registered method. The control
+/// server answers both itself: they act on the connection.
 enum EventFilter {
+    /// `events.subscribe`'s params.
+    static let subscribeParams = ParamSchema.object(
+        .optional("kinds", .array(of: .oneOf(EventKind.allCases.map(\.rawValue)), count: 1...64)))
+
+    /// The kinds `params` subscribe to, or -32602.
     static func kinds(from params: JSON?) -> Result<Set<EventKind>, RPCError> {
-        guard let params else { return .success(Set(EventKind.allCases)) }
-        guard case .object(let object) = params else {
-            return .failure(.invalidParams("params must be an object: {\"kinds\": [...]}"))
+        Result { () throws(RPCError) in
+            let arguments = try MethodRegistry.check(params, against: subscribeParams)
+            guard let names = arguments["kinds"]?.arrayValue else { return Set(EventKind.allCases) }
+            return Set(names.compactMap { $0.stringValue.flatMap(EventKind.init(rawValue:)) })
         }
-        for key in object.keys where key != "kinds" {
-            return .failure(.invalidParams("unknown parameter \"\(key)\""))
+    }
+
+    /// -32602 if `params` are not empty (`events.unsubscribe` takes none).
+    static func unsubscribeRefusal(_ params: JSON?) -> RPCError? {
+        do {
+            _ = try MethodRegistry.check(params, against: .none)
+            return nil
+        } catch {
+            return error
         }
-        guard let raw = object["kinds"] else { return .success(Set(EventKind.allCases)) }
-        guard let array = raw.arrayValue, !array.isEmpty else {
-            return .failure(.invalidParams("\"kinds\" must be a non-empty array of event kinds"))
-        }
-        var kinds: Set<EventKind> = []
-        for element in array {
-            guard let name = element.stringValue, let kind = EventKind(rawValue: name) else {
-                let known = EventKind.allCases.map(\.rawValue).joined(separator: ", ")
-                return .failure(.invalidParams("\(element.serialized()) is not an event kind (\(known))"))
-            }
-            kinds.insert(kind)
-        }
-        return .success(kinds)
     }
 }

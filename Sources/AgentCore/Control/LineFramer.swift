@@ -3,7 +3,8 @@
 /// A line longer than `maxLineBytes` (not counting the newline) yields one
 /// ``Frame/oversized`` as soon as the limit is passed; the rest of that line,
 /// up to and including its newline, is discarded, and framing resumes with the
-/// next line. A trailing `\r` is removed; empty lines are skipped.
+/// next line. A trailing `\r` is removed; empty lines and lines of JSON
+/// whitespace only (space, tab, CR) are skipped.
 public struct LineFramer: Sendable {
     /// What the framer found in the bytes appended.
     public enum Frame: Sendable, Hashable {
@@ -46,11 +47,15 @@ public struct LineFramer: Sendable {
                 discarding = false
             } else {
                 if partial.last == UInt8(ascii: "\r") { partial.removeLast() }
-                if !partial.isEmpty { frames.append(.line(partial)) }
+                if partial.contains(where: { !Self.isBlank($0) }) { frames.append(.line(partial)) }
                 partial = []
             }
             rest = rest[rest.index(after: newline)...]
         }
         return frames
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
     }
 }

@@ -1,5 +1,6 @@
 import ControlProtocol
 import JSON
+import RoleKit
 import Synchronization
 
 /// Who is calling: the peer's credentials from SO_PEERCRED.
@@ -25,6 +26,9 @@ public struct MethodCall: Sendable {
     public var method: String
     /// The params (object, array or absent).
     public var params: JSON?
+    /// The params as the method's ``ParamSchema`` accepted them (set by the
+    /// registry before the handler runs).
+    public var arguments: ParamValues
     /// The caller.
     public var peer: PeerIdentity
     /// Work to run on the server's loop once the reply is queued and written
@@ -35,6 +39,7 @@ public struct MethodCall: Sendable {
     public init(method: String, params: JSON?, peer: PeerIdentity, afterReply: AfterReply = AfterReply()) {
         self.method = method
         self.params = params
+        self.arguments = ParamValues(params)
         self.peer = peer
         self.afterReply = afterReply
     }
@@ -88,28 +93,40 @@ public enum RegistrationError: Error, Sendable, Hashable, CustomStringConvertibl
     }
 }
 
-/// The methods the control server dispatches to, by name. Built-in methods
-/// register with ``registerBuiltin(_:handler:)``; a plugin registers with
-/// ``register(_:namespace:handler:)`` and may add methods only under its own
-/// namespace, which may not be one of ``ControlAPI/reservedNamespaces``.
+/// The methods the control server dispatches to, by name, each with the
+/// params it declared. Built-in methods register with
+/// ``registerBuiltin(_:params:handler:)``; a plugin registers with
+/// ``register(_:namespace:params:handler:)`` and may add methods only under
+/// its own namespace, which may not be one of ``ControlAPI/reservedNamespaces``.
+///
+/// Every call is checked against its method's ``ParamSchema`` before the
+/// handler runs (``handler(for:)``): one mechanism for every method, and a
+/// refused call never reaches the code that would change something.
 public final class MethodRegistry: Sendable {
-    private let handlers = Mutex<[String: MethodHandler]>([:])
+    private struct Entry {
+        let params: ParamSchema
+        let handler: MethodHandler
+    }
+
+    private let entries = Mutex<[String: Entry]>([:])
 
     /// An empty registry.
     public init() {}
 
-    /// Registers a built-in method (any namespace, including reserved ones).
-    public func registerBuiltin(_ method: String, handler: @escaping MethodHandler) throws(RegistrationError) {
+    /// Registers a built-in method (any namespace, including reserved ones) taking `params`.
+    public func registerBuiltin(
+        _ method: String, params: ParamSchema, handler: @escaping MethodHandler
+    ) throws(RegistrationError) {
         guard ControlAPI.namespace(of: method) != nil, !method.hasSuffix(".") else {
             throw .malformedName(method)
         }
-        try insert(method, handler)
+        try insert(method, Entry(params: params, handler: handler))
     }
 
-    /// Registers a plugin's method: `method` must be `namespace.something`
-    /// and `namespace` must not be reserved.
+    /// Registers a plugin's method taking `params`: `method` must be
+    /// `namespace.something` and `namespace` must not be reserved.
     public func register(
-        _ method: String, namespace: String, handler: @escaping MethodHandler
+        _ method: String, namespace: String, params: ParamSchema, handler: @escaping MethodHandler
     )
         throws(RegistrationError)
     {
@@ -118,13 +135,13 @@ public final class MethodRegistry: Sendable {
             throw .malformedName(method)
         }
         guard owner == namespace else { throw .outsideNamespace(method: method, namespace: namespace) }
-        try insert(method, handler)
+        try insert(method, Entry(params: params, handler: handler))
     }
 
-    private func insert(_ method: String, _ handler: @escaping MethodHandler) throws(RegistrationError) {
-        let added = handlers.withLock { table in
+    private func insert(_ method: String, _ entry: Entry) throws(RegistrationError) {
+        let added = entries.withLock { table in
             guard table[method] == nil else { return false }
-            table[method] = handler
+            table[method] = entry
             return true
         }
         guard added else { throw .duplicate(method) }
@@ -132,23 +149,38 @@ public final class MethodRegistry: Sendable {
 
     /// Removes every method of `namespace` (when its plugin stops).
     public func unregisterNamespace(_ namespace: String) {
-        handlers.withLock { table in
+        entries.withLock { table in
             table = table.filter { ControlAPI.namespace(of: $0.key) != Substring(namespace) }
         }
     }
 
-    /// The handler for `method`, if registered.
+    /// The handler for `method`, if registered: it checks the call's params
+    /// against the method's schema, throws -32602 naming every problem if
+    /// they do not match, and only then runs the method's own handler with
+    /// ``MethodCall/arguments`` set.
     public func handler(for method: String) -> MethodHandler? {
-        handlers.withLock { $0[method] }
+        guard let entry = entries.withLock({ $0[method] }) else { return nil }
+        return { call in
+            var checked = call
+            checked.arguments = try Self.check(call.params, against: entry.params)
+            return try await entry.handler(checked)
+        }
+    }
+
+    /// The params `method` declared, if it is registered.
+    public func params(of method: String) -> ParamSchema? {
+        entries.withLock { $0[method]?.params }
     }
 
     /// Every registered method name, sorted.
-    public var methods: [String] { handlers.withLock { $0.keys.sorted() } }
+    public var methods: [String] { entries.withLock { $0.keys.sorted() } }
 
-    /// Runs `call` through its handler: the result, or the JSON-RPC error a
-    /// client receives (-32601 for an unknown method; a handler's non-RPC
-    /// error becomes -32603). The control socket and the fleet's RPC both
-    /// dispatch here, so a call is answered the same way whichever way it came.
+    /// Runs `call` through its handler (its params checked first): the
+    /// result, or the JSON-RPC error a client receives (-32601 for an unknown
+    /// method, -32602 for params the method's schema refuses; a handler's
+    /// non-RPC error becomes -32603). The control socket and the fleet's RPC
+    /// both dispatch here, so a call is answered the same way whichever way
+    /// it came.
     public func call(_ call: MethodCall) async -> Result<JSON, RPCError> {
         guard let handler = handler(for: call.method) else {
             return .failure(RPCError(.methodNotFound, "method not found: \(call.method)"))
@@ -159,6 +191,15 @@ public final class MethodRegistry: Sendable {
             return .failure(error)
         } catch {
             return .failure(RPCError(.internalError, "\(error)"))
+        }
+    }
+
+    /// `params` as `schema` accepts them, or -32602 (``RPCError/init(invalidParams:)``).
+    static func check(_ params: JSON?, against schema: ParamSchema) throws(RPCError) -> ParamValues {
+        do {
+            return try schema.validate(params)
+        } catch {
+            throw RPCError(invalidParams: error)
         }
     }
 }

@@ -19,11 +19,13 @@ final class PluginBridge: PluginMethodRegistrar, PluginEventSink {
         self.bus = bus
     }
 
-    func register(_ method: String, handler: @escaping PluginMethodHandler) throws(PluginRegistrationError) {
+    func register(
+        _ method: String, params: ParamSchema, handler: @escaping PluginMethodHandler
+    ) throws(PluginRegistrationError) {
         let outcome: Result<Void, PluginRegistrationError> = active.withLock { active in
             guard active else { return .failure(PluginRegistrationError("\"\(method)\": the plugin has stopped")) }
             do {
-                try registry.register(method, namespace: namespace) { call in
+                try registry.register(method, namespace: namespace, params: params) { call in
                     try await Self.invoke(handler, call)
                 }
                 return .success(())
@@ -54,7 +56,8 @@ final class PluginBridge: PluginMethodRegistrar, PluginEventSink {
     /// Calls a plugin handler and turns its errors into JSON-RPC errors.
     static func invoke(_ handler: PluginMethodHandler, _ call: MethodCall) async throws(RPCError) -> JSON {
         let pluginCall = PluginCall(
-            method: call.method, params: call.params, callerUid: call.peer.uid, callerPid: call.peer.pid)
+            method: call.method, params: call.params, arguments: call.arguments, callerUid: call.peer.uid,
+            callerPid: call.peer.pid)
         do {
             return try await handler(pluginCall)
         } catch let error as PluginMethodError {

@@ -7,6 +7,13 @@ public enum PluginLoadError: Error, Sendable, Hashable, CustomStringConvertible 
     case badName(String)
     /// No file at the plugin's path.
     case fileMissing(path: String)
+    /// The file, its directory or a directory above it could be changed by
+    /// someone other than root or the agent's user (``PluginTrust``); `reason`
+    /// names the path at fault.
+    case untrusted(path: String, reason: String)
+    /// The file is not a whole ELF shared object for this machine
+    /// (``ELFCheck``): truncated, another architecture, not ELF at all.
+    case malformed(path: String, reason: String)
     /// dlopen refused the file (not an ELF shared object, wrong architecture,
     /// an undefined symbol...); `reason` is dlerror's text.
     case notLoadable(path: String, reason: String)
@@ -29,6 +36,10 @@ public enum PluginLoadError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .badName(let name): "\"\(name)\" is not a plugin name (a name, not a path)"
         case .fileMissing(let path): "no plugin file \(path)"
+        case .untrusted(let path, let reason): "refusing to load \(path): \(reason)"
+        case .malformed(let path, let reason):
+            "\(path) is not a whole shared library for this machine: \(reason)"
+                + " (install plugins atomically: copy to a temporary name in the same directory, then rename)"
         case .notLoadable(let path, let reason): "\(path) is not a loadable shared library: \(reason)"
         case .missingSymbol(let path, let symbol):
             "\(path) is not a bleagent plugin: it does not export \(symbol)"

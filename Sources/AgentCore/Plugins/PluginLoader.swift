@@ -3,11 +3,14 @@ import Glibc
 import RoleKit
 import Synchronization
 
-/// Loads role plugins the BlueZ way, adapted to Swift: `dlopen` with
-/// `RTLD_NOW | RTLD_LOCAL`, the ABI version read through its own C symbol
-/// before anything else, then the descriptor, checked for its type, name,
-/// namespace and role. Libraries are never closed (Swift code cannot be
-/// unloaded); a plugin loaded once is reused from then on.
+/// Loads role plugins the BlueZ way, adapted to Swift. Before any code is
+/// mapped: the file and every directory on its path must be changeable only
+/// by root or the agent's user (``PluginTrust``), and the file must be a
+/// whole ELF shared object for this machine (``ELFCheck``). Then `dlopen`
+/// with `RTLD_NOW | RTLD_LOCAL`, the ABI version read through its own C
+/// symbol before anything else, then the descriptor, checked for its type,
+/// name, namespace and role. Libraries are never closed (Swift code cannot
+/// be unloaded); a plugin loaded once is reused from then on.
 public final class PluginLoader: Sendable {
     private typealias ABIVersionFunction = @convention(c) () -> UInt32
     private typealias DescriptorFunction = @convention(c) () -> UnsafeMutableRawPointer?
@@ -36,6 +39,9 @@ public final class PluginLoader: Sendable {
     {
         guard Self.isPluginName(name) else { throw .badName(name) }
         let path = Self.path(ofPlugin: name, in: directory)
+        // Checked at every load, also of a plugin already in memory: a reload then says so
+        // when someone has since made the plugin's directory writable by others.
+        try PluginTrust.current.check(file: path)
         let descriptor = try descriptors.withLock { cache throws(PluginLoadError) -> PluginDescriptor in
             if let known = cache[path] { return known }
             let fresh = try Self.open(path: path, name: name)
@@ -51,6 +57,7 @@ public final class PluginLoader: Sendable {
     private static func open(path: String, name: String) throws(PluginLoadError) -> PluginDescriptor {
         var status = stat()
         if stat(path, &status) != 0 && errno == ENOENT { throw .fileMissing(path: path) }
+        try checkELF(path)
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
             throw .notLoadable(path: path, reason: lastDynamicLinkerError())
         }
@@ -72,6 +79,15 @@ public final class PluginLoader: Sendable {
             throw .badNamespace(path: path, namespace: descriptor.namespace)
         }
         return descriptor
+    }
+
+    private static func checkELF(_ path: String) throws(PluginLoadError) {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw .notLoadable(path: path, reason: "cannot open it: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        if let problem = ELFCheck.problem(fd: fd) { throw .malformed(path: path, reason: problem) }
     }
 
     private static func symbol<Function>(

@@ -75,13 +75,13 @@ public final class RoleHost: Sendable {
     private let backends: BackendFactory?
     private let observer = Mutex<(@Sendable (RoleManager) -> Void)?>(nil)
     private let fleet = Mutex<any FleetPublisher>(NoFleet())
-    private let log: @Sendable (String) -> Void
+    private let log: AgentLog
 
     /// A host that loads plugins with `loader` and wires them to `registry`
     /// and `bus`, with BLE managers from `backends` (nil: plugins get none).
     public init(
         loader: PluginLoader, registry: MethodRegistry, bus: EventBus, backends: BackendFactory? = nil,
-        options: Options = Options(), log: @escaping @Sendable (String) -> Void
+        options: Options = Options(), log: AgentLog
     ) {
         self.backends = backends
         self.loader = loader
@@ -97,6 +97,13 @@ public final class RoleHost: Sendable {
         let (status, manager) = state.withLock { ($0.status, $0.running?.opened?.manager) }
         guard case .peripheral(let peripheral)? = manager else { return status }
         return status.degraded(by: peripheral.registrationFailures)
+    }
+
+    /// The problems the plugin of `config`'s role finds in its config
+    /// (``PluginDescriptor/validateConfig``), with full paths; a plugin that
+    /// cannot be loaded adds none (starting it reports why).
+    public func configIssues(_ config: AgentConfig) -> [ConfigIssue] {
+        PluginConfigCheck.run(config, roles: [config.role], loader: loader, loadFailures: false).issues
     }
 
     /// Calls `observer` with each started role's manager, and with
@@ -163,6 +170,10 @@ public final class RoleHost: Sendable {
         } catch {
             return fail(spec, "cannot load plugin \"\(name)\": \(error)", trigger: trigger)
         }
+        if let problems = descriptor.validateConfig?(spec.settings.config, role), !problems.isEmpty {
+            let reason = PluginConfigCheck.sentence(problems)
+            return fail(spec, "plugin \"\(name)\" rejected its config: \(reason)", trigger: trigger)
+        }
         var opened: BackendFactory.Opened?
         if let backends {
             do {
@@ -177,7 +188,7 @@ public final class RoleHost: Sendable {
         let log = self.log
         let context = RoleContext(
             role: role, config: spec.settings.config,
-            logger: PluginLogger { level, message in log("[\(name)] \(level.rawValue): \(message)") },
+            logger: PluginLogger { level, message in log.plugin(name, level, message) },
             state: store, methods: bridge, events: bridge, manager: opened?.manager ?? .none,
             fleet: fleet.withLock { $0 })
         let plugin: any RolePlugin
@@ -186,7 +197,8 @@ public final class RoleHost: Sendable {
         } catch {
             bridge.deactivate()
             await opened?.close()
-            return fail(spec, "plugin \"\(name)\" rejected its context: \(error)", trigger: trigger)
+            let reason = (error as? JSONFieldErrors).map { PluginConfigCheck.sentence($0.errors) } ?? "\(error)"
+            return fail(spec, "plugin \"\(name)\" rejected its context: \(reason)", trigger: trigger)
         }
         switch await Deadline.run(within: options.startDeadline, { try await plugin.start() }) {
         case .success:
@@ -270,7 +282,7 @@ public final class RoleHost: Sendable {
         if let plugin = status.plugin { line += " (plugin \(plugin))" }
         line += ": \(status.phase.rawValue)"
         if let reason = status.reason { line += ": \(reason)" }
-        log(line)
+        log.log(status.phase == .failed ? .warning : .info, line)
         bus.publish(.state, ["agentState": "role", "trigger": .string(trigger), "roleState": status.json])
     }
 

@@ -12,7 +12,9 @@ extension Scenario {
         do {
             return VirtualTerminal(config: try VirtualTerminalConfig(json: field.value))
         } catch {
-            throw ScenarioError(path: error.path.isEmpty ? field.path : field.child(error.path), message: error.message)
+            // The scenario reports one problem per field: the first.
+            let first = error.errors.first ?? JSONFieldError(path: "", "invalid")
+            throw ScenarioError(path: first.path.isEmpty ? field.path : field.child(first.path), message: first.message)
         }
     }
 }

@@ -12,10 +12,10 @@ final class OneCopyProbe: RolePlugin {
     init(context: RoleContext) { self.context = context }
 
     func start() async throws {
-        try context.methods.register("probe.fail") { _ in
+        try context.methods.register("probe.fail", params: .none) { _ in
             throw PluginMethodError(code: 4242, "probe failure", data: ["from": "plugin"])
         }
-        try context.methods.register("probe.parse") { _ in
+        try context.methods.register("probe.parse", params: .none) { _ in
             try JSON(parsing: Array("{\"unterminated\":".utf8))
         }
         context.events.emit("started", ["role": .string(context.role.rawValue)])

@@ -13,7 +13,8 @@ public func paymentTerminalScannerABIVersion() -> UInt32 { PluginABI.version }
 public func paymentTerminalScannerDescriptor() -> UnsafeMutableRawPointer {
     PluginDescriptor(
         name: "PaymentTerminalScanner", namespace: "pos", roles: [.central],
-        summary: "a point-of-sale lane: finds the nearest payment terminal and charges payments on it (pos.*)"
+        summary: "a point-of-sale lane: finds the nearest payment terminal and charges payments on it (pos.*)",
+        validateConfig: PluginDescriptor.checking(ScannerConfig.init(json:))
     ) { context in
         try makePaymentTerminalScannerPlugin(context: context)
     }.exported()

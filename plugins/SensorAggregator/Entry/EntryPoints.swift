@@ -14,7 +14,8 @@ public func sensorAggregatorDescriptor() -> UnsafeMutableRawPointer {
     PluginDescriptor(
         name: "SensorAggregator", namespace: "sensors", roles: [.peripheral],
         summary:
-            "IoT gateway node: sensor files, an ingest socket and simulated sources served over ESS, Battery, Device Information, an Aggregates service and BTHome advertising"
+            "IoT gateway node: sensor files, an ingest socket and simulated sources served over ESS, Battery, Device Information, an Aggregates service and BTHome advertising",
+        validateConfig: PluginDescriptor.checking(SensorAggregatorConfig.init(json:))
     ) { context in
         try makeSensorAggregatorPlugin(context: context)
     }.exported()

@@ -35,6 +35,8 @@ actor SensorAggregatorNode {
     /// Bumped at each re-arm: a timer that woke for an older arming does nothing.
     private var timerGeneration: UInt64 = 0
     private var loggedFileErrors: Set<String> = []
+    /// The refused-reading count of each sensor last looked at (``logIfRefused(_:_:)``).
+    private var refusedLogged: [String: Int] = [:]
     /// Notifications the transport refused (flow control), for `sensors.ingest-stats`' sibling.
     private(set) var refusedUpdates = 0
 
@@ -254,6 +256,7 @@ actor SensorAggregatorNode {
                 let reading = SensorReading(sensor: sensor.id, value: value, time: now)
                 actions += engine.record(reading, now: now)
                 if engine.lastRecorded == reading { publishToFleet(reading) }
+                logIfRefused(sensor, value)
             }
             let tick = poll.tick + 1
             polls[sensor.id] = (pollStart + Double(tick) * period, tick)
@@ -261,6 +264,17 @@ actor SensorAggregatorNode {
         }
         actions += engine.tick(now: now)
         await perform(actions)
+    }
+
+    /// Logs the 1st, 2nd, 4th, 8th... reading of `sensor` refused as physically impossible.
+    private func logIfRefused(_ sensor: SensorConfig, _ value: Double) {
+        guard let count = engine.refusedReadings[sensor.id], count != refusedLogged[sensor.id] else { return }
+        refusedLogged[sensor.id] = count
+        guard count & (count - 1) == 0 else { return }
+        let range = sensor.kind.physicalRange
+        logger.warning(
+            "sensor \(sensor.id): \(value) is outside a \(sensor.kind.rawValue) sensor's range "
+                + "\(range.lowerBound)...\(range.upperBound); not recorded (\(count) so far)")
     }
 
     /// A recorded reading to `<prefix>/sensors/<id>` (coalesced per sensor by the agent).

@@ -12,7 +12,7 @@ final class SensorAggregatorPlugin: RolePlugin {
     private let running = Mutex<(node: SensorAggregatorNode?, socket: IngestSocket?, tasks: [Task<Void, Never>])>(
         (nil, nil, []))
 
-    init(context: RoleContext) throws(PluginConfigError) {
+    init(context: RoleContext) throws(JSONFieldErrors) {
         self.context = context
         config = try SensorAggregatorConfig(json: context.config)
     }
@@ -60,9 +60,9 @@ final class SensorAggregatorPlugin: RolePlugin {
             tasks.append(Task { for await state in states where state == .poweredOn { await node.publish() } })
         }
         running.withLock { $0 = (node, socket, tasks) }
-        try context.methods.register("sensors.readings") { _ in await node.readings() }
-        try context.methods.register("sensors.subscriptions") { _ in await node.subscriptions() }
-        try context.methods.register("sensors.ingest-stats") { [socket] _ in
+        try context.methods.register("sensors.readings", params: .none) { _ in await node.readings() }
+        try context.methods.register("sensors.subscriptions", params: .none) { _ in await node.subscriptions() }
+        try context.methods.register("sensors.ingest-stats", params: .none) { [socket] _ in
             await node.ingestStats(overflowed: socket?.overflowed ?? 0)
         }
         await node.begin()
