@@ -20,6 +20,9 @@ struct Footprint {
         /// The most devices one `central.devices` reply listed, and the longest reply took (seconds).
         let mostListed: Int
         let slowestList: Double
+        /// The agent's `central.stats` at the end of the scan: its device table and mirror with their bounds and
+        /// what expired or was evicted.
+        var centralStats: JSON?
 
         /// RSS growth over the second half of the scan, MiB a minute.
         var slope: Double {
@@ -36,6 +39,7 @@ struct Footprint {
                 "rssEndMiB": .double(rss.last?.1 ?? 0), "rssMaxMiB": .double(rss.map(\.1).max() ?? 0),
                 "rssSlopeMiBPerMinute": .double(slope), "listedAllAfterSeconds": listedAfter.map(JSON.double) ?? .null,
                 "mostListed": .int(Int64(mostListed)), "slowestListSeconds": .double(slowestList),
+                "centralStats": centralStats ?? .null,
             ]
         }
     }
@@ -116,7 +120,8 @@ extension Bench {
         let outcome = listed.withLock { $0 }
         let crowd = Footprint.Crowd(
             devices: devices, seconds: elapsed, offered: offered, rss: samples[0], listedAfter: outcome.after,
-            mostListed: outcome.most, slowestList: outcome.slowest)
+            mostListed: outcome.most, slowestList: outcome.slowest,
+            centralStats: try agent.call("central.stats", timeout: 60))
         progress(
             "crowd of \(devices): RSS \(crowd.rss.last?.1 ?? 0) MiB after \(Int(elapsed)) s, "
                 + "listed all \(crowd.listedAfter.map { "after \(Int($0)) s" } ?? "never")")

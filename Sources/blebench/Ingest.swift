@@ -15,12 +15,15 @@ struct IngestRow {
     /// The client's RSS at the start and the end of the window (MiB).
     let rss: (start: Double, end: Double)
     let seconds: Double
+    /// The agent's `central.stats` at the end of its window (its queues' merged and dropped counts); nil for Bleak.
+    var centralStats: JSON?
 
     var json: JSON {
         [
             "devices": .int(Int64(devices)), "client": .string(client), "offeredPerSecond": .double(offered),
             "handledPerSecond": .double(handled), "cpuMicrosecondsPerReport": cpuPerReport.map(JSON.double) ?? .null,
             "rssStartMiB": .double(rss.start), "rssEndMiB": .double(rss.end), "seconds": .double(seconds),
+            "centralStats": centralStats ?? .null,
         ]
     }
 }
@@ -38,14 +41,16 @@ extension Bench {
         do {
             defer { agent.stop() }
             _ = try agent.call("bench.scan.start", ["allowDuplicates": true])
-            rows.append(
-                try window(devices: devices, client: "bleagent", pid: agent.pid, rig: rig) {
-                    try agent.call("bench.scan.count", timeout: 60).objectValue?["reports"]?.intValue.map(Double.init)
-                        ?? 0
-                })
+            var row = try window(devices: devices, client: "bleagent", pid: agent.pid, rig: rig) {
+                try agent.call("bench.scan.count", timeout: 60).objectValue?["reports"]?.intValue.map(Double.init) ?? 0
+            }
+            row.centralStats = try agent.call("central.stats", timeout: 60)
+            rows.append(row)
             _ = try? agent.call("bench.scan.stop", timeout: 10)
         }
-        progress("ingest \(devices): bleagent \(Int(rows[0].handled))/s of \(Int(rows[0].offered))/s offered")
+        progress(
+            "ingest \(devices): bleagent \(Int(rows[0].handled))/s of \(Int(rows[0].offered))/s offered"
+                + Self.scanQueueSummary(rows[0].centralStats))
 
         let bleak = try Peer(
             "bleak-scan", script: "bleak_peer.py", arguments: ["hci0"], on: rig, installation: installation)
@@ -58,6 +63,14 @@ extension Bench {
         _ = try? bleak.ask("unscan", expecting: "unscanned")
         progress("ingest \(devices): Bleak \(Int(rows[1].handled))/s of \(Int(rows[1].offered))/s offered")
         return rows
+    }
+
+    /// "; scan queue: N merged, M dropped" from `central.stats`, for the progress line.
+    static func scanQueueSummary(_ stats: JSON?) -> String {
+        guard let scans = stats?.objectValue?["manager"]?.objectValue?["scans"]?.objectValue else { return "" }
+        let merged = scans["merged"]?.intValue ?? 0
+        let dropped = scans["dropped"]?.intValue ?? 0
+        return "; scan queue: \(merged) reports merged, \(dropped) dropped"
     }
 
     /// After the warm-up, the client's report count, its CPU and blesim's count at both ends of the window.
