@@ -49,6 +49,7 @@ extension CentralControl {
                 "scans": Self.json(manager.scans, count: manager.scanCount),
                 "notifications": Self.json(
                     manager.notifications, count: manager.notificationStreams, pauses: manager.notificationPauses),
+                "heldNotifications": Self.json(manager.heldNotifications),
                 "streamDrops": .object(
                     JSONObject(
                         manager.streamDrops.sorted { $0.key < $1.key }.map { ($0.key, JSON.int(Int64($0.value))) })),
@@ -62,7 +63,8 @@ extension CentralControl {
         let (rows, restored) = state.withLock { ($0.devices.count, $0.restored) }
         let manager = central.statistics
         let dropped =
-            manager.scans.dropped + manager.notifications.dropped + manager.refreshes.dropped
+            manager.scans.dropped + manager.notifications.dropped + manager.heldNotifications.dropped
+            + manager.refreshes.dropped
             + manager.mirror.counters.bufferedDeltasDropped + manager.streamDrops.values.reduce(0, +)
         return [
             "devices": .int(Int64(rows)), "mirroredDevices": .int(Int64(manager.mirror.devices)),
