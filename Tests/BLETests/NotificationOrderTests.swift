@@ -17,7 +17,9 @@ import Testing
                     changed: ["Notifying": .bool(true), "Value": .bytes([0, value])], invalidated: []), serial: nil))
     }
 
-    func subscribed(capacity: Int = 1024) async throws -> (Peripheral, RemoteCharacteristic, FakeCentralBackend, CentralManager) {
+    func subscribed(
+        capacity: Int = 1024
+    ) async throws -> (Peripheral, RemoteCharacteristic, FakeCentralBackend, CentralManager) {
         let backend = FakeCentralBackend()
         let manager = CentralManager(
             backend: backend, options: .init(operationPolicy: helper.policy, notificationQueueCapacity: capacity),

@@ -6,7 +6,8 @@ import Testing
 /// application, its advertisement) until a registration of that kind succeeds,
 /// including the registrations it repeats by itself after a power cycle.
 @Suite(.timeLimit(.minutes(1))) struct RegistrationFailureTests {
-    let battery = GATTService(uuid: .battery, characteristics: [GATTCharacteristic(uuid: .batteryLevel, properties: [.read])])
+    let battery = GATTService(
+        uuid: .battery, characteristics: [GATTCharacteristic(uuid: .batteryLevel, properties: [.read])])
 
     @Test func aRefusedApplicationIsReportedUntilARegistrationSucceeds() async throws {
         let (manager, backend, _) = await PeripheralManagerTests().poweredOn()

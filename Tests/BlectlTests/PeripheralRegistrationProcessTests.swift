@@ -11,7 +11,8 @@ struct PeripheralRegistrationProcessTests {
         let result = try Child(
             "/usr/bin/dbus-send",
             [
-                "--bus=\(bus)", "--print-reply", "--dest=org.bluez", "/org/blesim", "org.blesim.Control1.FailRegistration",
+                "--bus=\(bus)", "--print-reply", "--dest=org.bluez", "/org/blesim",
+                "org.blesim.Control1.FailRegistration",
                 "string:\(kind)", "uint32:1", "string:org.bluez.Error.Failed", "string:No GATT server here",
             ]
         ).finish()

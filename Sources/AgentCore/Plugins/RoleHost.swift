@@ -1,3 +1,4 @@
+import BLE
 import Glibc
 import JSON
 import RoleKit
