@@ -52,7 +52,11 @@ struct CentralReconnectProcessTests {
 
         // Without the reconnect loop nothing connects it again: this waits in vain.
         #expect(after.waitForStdout(containing: #""kind":"connected""#))
-        #expect(after.waitForStdout(containing: #""characteristic":"00002a37"#))
+        #expect(
+            after.waitForStdout("a value after the reconnect") { text in
+                guard let reconnect = text.range(of: #""kind":"connected""#) else { return false }
+                return text[reconnect.upperBound...].contains(#""characteristic":"00002a37"#)
+            })
         kill(after.pid, SIGKILL)
         _ = after.finish()
         let devices = try blectl(socket + ["devices"]).stdout
