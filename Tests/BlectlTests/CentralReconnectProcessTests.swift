@@ -54,7 +54,7 @@ struct CentralReconnectProcessTests {
         #expect(after.waitForStdout(containing: #""kind":"connected""#))
         #expect(
             after.waitForStdout("a value after the reconnect") { text in
-                guard let reconnect = text.range(of: #""kind":"connected""#) else { return false }
+                guard let reconnect = text.firstRange(of: #""kind":"connected""#) else { return false }
                 return text[reconnect.upperBound...].contains(#""characteristic":"00002a37"#)
             })
         kill(after.pid, SIGKILL)
