@@ -115,25 +115,63 @@ import Testing
         #expect(filters.first == .setDiscoveryFilter(DiscoveryFilter(uuids: [.heartRate])))
     }
 
-    @Test func scanningResumesByItselfAfterAPowerCycle() async throws {
+    func setPowered(_ powered: Bool, _ backend: FakeCentralBackend) {
+        backend.send(
+            .delta(
+                .propertiesChanged(
+                    path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(powered)],
+                    invalidated: []), serial: nil))
+    }
+
+    @Test func aScanEndsSayingWhyWhenTheAdapterPowersOffOrBluetoothdLeavesOrTheCallerStops() async throws {
         let (manager, backend, _) = await poweredOn()
         var calls = backend.calls.makeAsyncIterator()
         let scan = try manager.scanForPeripherals()
         await waitFor(.startDiscovery, in: &calls)
-        var states = manager.stateUpdates().makeAsyncIterator()
-        _ = await states.next()
-        for powered in [false, true] {
-            backend.send(
-                .delta(
-                    .propertiesChanged(
-                        path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(powered)],
-                        invalidated: []), serial: nil))
+        #expect(scan.end == nil)
+        setPowered(false, backend)
+        for await _ in scan {}
+        #expect(scan.end == .poweredOff)
+        #expect(!manager.isScanning)
+        setPowered(true, backend)
+        let again = try manager.scanForPeripherals()
+        await waitFor(.startDiscovery, in: &calls)
+        backend.send(.bluetoothdPresent(false))
+        for await _ in again {}
+        #expect(again.end == .bluetoothdGone)
+        #expect(!backend.log.contains(.stopDiscovery), "BlueZ forgot the discovery: nothing to stop")
+        backend.send(.bluetoothdPresent(true))
+        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        let third = try manager.scanForPeripherals()
+        manager.stopScan()
+        for await _ in third {}
+        #expect(third.end == .stopped)
+        await waitFor(.stopDiscovery, in: &calls)
+    }
+
+    @Test func scanWhilePoweredOnScansAgainAfterAPowerCycleAndReportsEachEnd() async throws {
+        let (manager, backend, _) = await poweredOn()
+        var calls = backend.calls.makeAsyncIterator()
+        let (events, sink) = AsyncStream<CentralManager.ScanLoopEvent>.makeStream()
+        let loop = Task {
+            await manager.scanWhilePoweredOn(withServices: nil, options: ScanOptions(), onChange: { sink.yield($0) }) {
+                _ in
+            }
         }
-        #expect(await states.next() == .poweredOff)
-        #expect(await states.next() == .poweredOn)
+        var seen = events.makeAsyncIterator()
+        #expect(await seen.next() == .scanning)
+        await waitFor(.startDiscovery, in: &calls)
+        setPowered(false, backend)
+        #expect(await seen.next() == .ended(.poweredOff))
+        setPowered(true, backend)
+        #expect(await seen.next() == .scanning)
         await waitFor(.startDiscovery, in: &calls)
         #expect(backend.log.filter { $0 == .startDiscovery }.count == 2)
-        _ = scan
+        manager.stopScan()
+        #expect(await seen.next() == .ended(.stopped))
+        await valueCancellingWithTest(loop)
+        sink.finish()
+        #expect(await seen.next() == nil, "a scan stopped by the caller ends the loop")
     }
 
     @Test func aReadIsRetriedAfterInProgressAndReturnsTheValue() async throws {
