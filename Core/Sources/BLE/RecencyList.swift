@@ -50,6 +50,17 @@ public struct RecencyList<Key: Hashable & Sendable>: Sendable {
         return (key, nodes[oldestSlot].touched)
     }
 
+    /// The keys touched at or before `instant`, oldest first.
+    @inlinable public func keys(touchedBy instant: BLEInstant) -> [Key] {
+        var keys: [Key] = []
+        var slot = oldestSlot
+        while slot >= 0, nodes[slot].touched <= instant {
+            if let key = nodes[slot].key { keys.append(key) }
+            slot = nodes[slot].newer
+        }
+        return keys
+    }
+
     /// Makes `key` the most recently touched, at `now` (inserting it if new).
     @inlinable public mutating func touch(_ key: Key, at now: BLEInstant) {
         let instant = newestSlot >= 0 ? max(now, nodes[newestSlot].touched) : now
