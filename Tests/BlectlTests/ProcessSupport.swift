@@ -265,7 +265,7 @@ final class RunningAgent {
     }
 
     /// A config in the agent's directory. By default the plugins are the
-    /// (not yet built) real role plugins in a missing directory, so the role
+    /// real role plugins named in a directory that does not exist, so the role
     /// fails to load and the agent lives on; `plugins` names other plugins
     /// (`central`, `peripheral`) loaded from the build directory.
     static func config(role: String, extra: String = "", plugins: (String, String)? = nil) -> String {

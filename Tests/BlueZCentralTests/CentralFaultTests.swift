@@ -6,7 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Issue 4's faults, injected with blesim's org.blesim.Control1 into a CentralManager over
+/// Faults injected with blesim's org.blesim.Control1 into a CentralManager over
 /// BlueZCentralBackend (see ``FaultRig``).
 @Suite("CentralManager over blesim under injected faults", .serialized, .timeLimit(.minutes(1)))
 struct CentralFaultTests {

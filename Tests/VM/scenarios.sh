@@ -1,5 +1,5 @@
 #!/bin/bash
-# VM payload: issue 8's end-to-end scenarios against the real bluetoothd 5.66, in one boot.
+# VM payload: the end-to-end scenarios against the real bluetoothd 5.66, in one boot.
 # Two bleagent processes, both driven and checked through blectl:
 #   p: the peripheral role on PERIPHERAL_HCI (the sensor aggregator, later the virtual payment
 #      terminal after a config change and a reload);
