@@ -50,11 +50,11 @@ public struct RecencyList<Key: Hashable & Sendable>: Sendable {
         return (key, nodes[oldestSlot].touched)
     }
 
-    /// The keys touched at or before `instant`, oldest first.
-    @inlinable public func keys(touchedBy instant: BLEInstant) -> [Key] {
+    /// The keys last touched `age` or longer before `now`, oldest first.
+    @inlinable public func keys(untouchedFor age: Duration, at now: BLEInstant) -> [Key] {
         var keys: [Key] = []
         var slot = oldestSlot
-        while slot >= 0, nodes[slot].touched <= instant {
+        while slot >= 0, now - nodes[slot].touched >= age {
             if let key = nodes[slot].key { keys.append(key) }
             slot = nodes[slot].newer
         }

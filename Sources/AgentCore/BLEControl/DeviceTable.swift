@@ -47,7 +47,7 @@ struct DeviceTable: Sendable {
 
     /// The rows not heard from within ``expiry`` at `now`, oldest first.
     func due(now: BLEInstant) -> [PeripheralIdentifier] {
-        recency.keys(touchedBy: now + (.zero - expiry))
+        recency.keys(untouchedFor: expiry, at: now)
     }
 
     /// Drops the rows not heard from within ``expiry`` at `now`; rows of
