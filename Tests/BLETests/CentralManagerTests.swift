@@ -335,6 +335,36 @@ import Testing
         }
     }
 
+    @Test(
+        "with the default limits a peripheral without a signal for minutes stays (bluetoothd keeps what it hears unchanged) until bluetoothd removes it"
+    )
+    func silentPeripheralsStayUntilBluetoothdRemovesThem() async throws {
+        let backend = FakeCentralBackend()
+        let clock = TestClock()
+        let manager = CentralManager(backend: backend, clock: clock)
+        var states = manager.stateUpdates().makeAsyncIterator()
+        backend.send(.bluetoothdPresent(true))
+        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        while await states.next() != .poweredOn {}
+        clock.advance(by: .seconds(600))
+        backend.send(Self.adapterPowered(false))
+        #expect(await states.next() == .poweredOff)
+        #expect(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).count == 1)
+        backend.send(
+            .delta(.interfacesRemoved(path: FakeTree.device, interfaces: [BlueZInterface.device]), serial: nil))
+        backend.send(Self.adapterPowered(true))
+        #expect(await states.next() == .poweredOn)
+        #expect(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).isEmpty)
+        #expect(manager.statistics.mirror.counters.devicesExpired == 0)
+    }
+
+    static func adapterPowered(_ powered: Bool) -> CentralBackendEvent {
+        .delta(
+            .propertiesChanged(
+                path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(powered)],
+                invalidated: []), serial: nil)
+    }
+
     @Test func staleUnconnectedPeripheralsAreDroppedFromTheMirror() async throws {
         let backend = FakeCentralBackend()
         let clock = TestClock()

@@ -18,8 +18,8 @@ import Synchronization
 /// connects it again with its backoff (`ReconnectPolicy`) and restores its
 /// subscriptions on the new link.
 ///
-/// The device table is bounded (``DeviceTable``: 16,384 rows, 30 s without a
-/// discovery); the scan's discoveries come coalesced per device when the
+/// The device table is bounded (``DeviceTable``: 16,384 rows, each kept while
+/// the manager holds its device, else 30 s after its last discovery); the scan's discoveries come coalesced per device when the
 /// table and the event bus fall behind (``DiscoveryStream``), and
 /// `central.stats` reports what was merged, dropped and expired.
 public final class CentralControl: Sendable {
@@ -241,8 +241,11 @@ public final class CentralControl: Sendable {
     private func devices(_ central: CentralManager) -> JSON {
         let connected = Set(central.retrieveConnectedPeripherals(withServices: []).map(\.identifier))
         let now = clock.now
+        // Asked outside the table's lock: the manager has a lock of its own.
+        let due = state.withLock { $0.devices.due(now: now) }
+        let held = due.isEmpty ? [] : Set(central.retrievePeripherals(withIdentifiers: due).map(\.identifier))
         let rows = state.withLock { state in
-            state.devices.expire(now: now, keeping: connected)
+            state.devices.expire(now: now, keeping: held.union(connected))
             return state.devices.sorted
         }
         return [
