@@ -105,6 +105,16 @@ let package = Package(
             swiftSettings: strict),
         // The benchmark of the agent beside Bleak and bless (docs/benchmarks.md): a program, not a test.
         .executableTarget(name: "blebench", dependencies: [core, "TestSupport"], swiftSettings: strict),
+        // Fuzzing (docs/testing.md): the targets, pure functions of bytes; blefuzz, libFuzzer's driver when
+        // scripts/fuzz.sh builds it with --sanitize=fuzzer, else a replayer of saved inputs; FuzzTests replays
+        // the checked-in corpora and every reproducer in the suite.
+        .target(
+            name: "FuzzTargets",
+            dependencies: [core, "AgentCore", "ControlProtocol", "PaymentTerminalScanner", "SensorAggregator"],
+            path: "Tests/Fuzz/Targets", swiftSettings: strict),
+        .executableTarget(
+            name: "blefuzz", dependencies: ["FuzzTargets"], path: "Tests/Fuzz/blefuzz", swiftSettings: strict),
+        .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
         .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),

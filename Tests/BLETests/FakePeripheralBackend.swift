@@ -36,8 +36,12 @@ final class FakePeripheralBackend: PeripheralBackend {
         callSink.yield(call)
     }
 
+    /// What the next RegisterApplication calls answer, in order (empty: success).
+    let applicationRefusals = Mutex<[BLEError]>([])
+
     func setApplication(adapter: String, services: [GATTService]) async throws(BLEError) {
         record(.setApplication(services))
+        if let refusal = applicationRefusals.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw refusal }
     }
     func registerAdvertisement(adapter: String, _ advertisement: AdvertisingData, extended: Bool) async throws(BLEError)
     {

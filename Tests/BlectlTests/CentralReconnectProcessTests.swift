@@ -33,6 +33,10 @@ struct CentralReconnectProcessTests {
         let dropped = try Child(
             "\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "disconnected"])
         #expect(dropped.waitForStderr(containing: "streaming events"))
+        // Listening before the drop: the reconnect may come 250 ms after it, sooner than a new client streams.
+        let after = try Child(
+            "\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "connected", "--kind", "value"])
+        #expect(after.waitForStderr(containing: "streaming events"))
         let drop = try Child(
             "/usr/bin/dbus-send",
             [
@@ -47,11 +51,12 @@ struct CentralReconnectProcessTests {
         #expect(!lost.contains(#""error":null"#), "a link loss carries its error: \(lost)")
 
         // Without the reconnect loop nothing connects it again: this waits in vain.
-        let after = try Child(
-            "\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "connected", "--kind", "value"])
-        #expect(after.waitForStderr(containing: "streaming events"))
         #expect(after.waitForStdout(containing: #""kind":"connected""#))
-        #expect(after.waitForStdout(containing: #""characteristic":"00002a37"#))
+        #expect(
+            after.waitForStdout("a value after the reconnect") { text in
+                guard let reconnect = text.firstRange(of: #""kind":"connected""#) else { return false }
+                return text[reconnect.upperBound...].contains(#""characteristic":"00002a37"#)
+            })
         kill(after.pid, SIGKILL)
         _ = after.finish()
         let devices = try blectl(socket + ["devices"]).stdout

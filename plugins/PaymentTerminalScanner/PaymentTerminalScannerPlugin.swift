@@ -31,6 +31,7 @@ final class PaymentTerminalScannerPlugin: RolePlugin {
                     switch event {
                     case .scanning: logger.info("scanning for payment terminals")
                     case .refused(let error): logger.warning("cannot scan: \(error)")
+                    case .ended(let end): logger.info("scan ended: \(end)")
                     }
                 }
             ) { found in await engine.observe(found) }

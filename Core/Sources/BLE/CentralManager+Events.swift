@@ -13,6 +13,7 @@ extension CentralManager {
         var treeChanged = false
         var flowReady: String?
         var pauses: [(characteristic: String, paused: Bool)] = []
+        var endedScans: [ScanQueue] = []
     }
 
     /// Device1 properties that come with an advertisement report.
@@ -91,6 +92,7 @@ extension CentralManager {
     }
 
     private func perform(_ effects: Effects) {
+        for queue in effects.endedScans { queue.finish() }
         if let stateChange = effects.stateChange { stateBroadcast.yield(stateChange) }
         if effects.requestSnapshot { requestSnapshot() }
         run(effects.failed)
@@ -128,6 +130,7 @@ extension CentralManager {
             }
         }
         if before == .poweredOn && state.machine.state != .poweredOn {
+            effects.endedScans = endScans(leavingPoweredOnFor: state.machine.state, state: &state)
             for (path, var queue) in state.queues {
                 effects.failed += queue.linkDropped()
                 state.queues[path] = queue

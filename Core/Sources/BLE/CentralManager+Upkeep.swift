@@ -101,6 +101,7 @@ extension CentralManager {
             statistics.scanCount = state.scanners.count
             statistics.scans = state.scanners.values.reduce(state.statistics.scans) { $0 + $1.queue.counters }
             statistics.notifications = state.notifications.counters
+            statistics.heldNotifications = state.notifications.heldCounters
             statistics.notificationStreams = state.notifications.streamCount
             statistics.notificationPauses = state.notifications.pauses
             return statistics

@@ -40,6 +40,7 @@ final class SensorGatewayPlugin: RolePlugin {
                     switch event {
                     case .scanning: logger.info("scanning: every advertisement, duplicates included")
                     case .refused(let error): logger.warning("cannot scan: \(error)")
+                    case .ended(let end): logger.info("scan ended: \(end)")
                     }
                 }
             ) { found in await node.observe(found) }
