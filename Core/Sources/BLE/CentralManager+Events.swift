@@ -7,6 +7,7 @@ extension CentralManager {
         var failed: [OperationQueue.Action] = []
         var toReconnect: [PeripheralIdentifier] = []
         var synced: [String] = []
+        var resubscribe: [Resubscription] = []
         /// Device paths, in order: their link may have changed; `appeared` also reconnects a wanted one.
         var links: [(path: String, appeared: Bool)] = []
         var requestSnapshot = false
@@ -45,7 +46,7 @@ extension CentralManager {
                 for (path, asked) in state.servicesSyncRequested where asked.applied < state.mirror.snapshotsApplied {
                     if let after = asked.afterSerial, let serial, serial <= after { continue }
                     state.servicesSyncRequested[path] = nil
-                    state.servicesSynced.insert(path)
+                    effects.resubscribe += servicesConfirmed(path, state: &state)
                     effects.synced.append(path)
                 }
                 let adapters = state.mirror.adapters.map {
@@ -106,6 +107,7 @@ extension CentralManager {
             if appeared { reconnectIfWanted(path) }
         }
         if !effects.links.isEmpty { state.withLock { $0.currentDeltaSerial = nil } }
+        start(effects.resubscribe)
         for path in effects.synced { deviceLinkChanged(path) }
         if effects.treeChanged || !effects.synced.isEmpty { treeBroadcast.yield(()) }
     }
