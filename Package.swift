@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "PaymentTerminalScanner", type: .dynamic, targets: ["PaymentTerminalScannerEntry"]),
         .library(name: "SensorAggregator", type: .dynamic, targets: ["SensorAggregatorEntry"]),
         .library(name: "VirtualPaymentTerminal", type: .dynamic, targets: ["VirtualTerminalPlugin"]),
+        .library(name: "SensorGateway", type: .dynamic, targets: ["SensorGatewayEntry"]),
         .library(name: "Bench", type: .dynamic, targets: ["Bench"]),
         // Test fixtures for the plugin loader, built beside the real plugins.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
@@ -27,6 +28,11 @@ let package = Package(
     targets: [
         // signalfd and eventfd, which the Glibc module does not import.
         .systemLibrary(name: "CLinux"),
+        // Debian's libcrypto (libssl-dev) for AES-CCM, the cipher of encrypted BTHome advertisements.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // AES-CCM over CCrypto and the framing of encrypted BTHome v2 data: the sensor gateway decrypts it,
+        // blesim's simulated sensors encrypt it.
+        .target(name: "BTHomeCrypto", dependencies: ["CCrypto"], swiftSettings: strict),
         // libmosquitto: the MQTT client of the fleet layer (docs/fleet.md).
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The control API's wire types, shared by the agent and blectl.
@@ -66,6 +72,14 @@ let package = Package(
         .target(
             name: "PaymentTerminalScannerEntry", dependencies: [core, "PaymentTerminalScanner"],
             path: "plugins/PaymentTerminalScanner/Entry", swiftSettings: strict),
+        // The sensor gateway (central role plugin): decoders, the device table and its engine, the gateway.*
+        // params, and the shell that scans and feeds them.
+        .target(
+            name: "SensorGateway", dependencies: [core, "BTHomeCrypto"], path: "plugins/SensorGateway",
+            exclude: ["Entry"], swiftSettings: strict),
+        .target(
+            name: "SensorGatewayEntry", dependencies: [core, "SensorGateway"], path: "plugins/SensorGateway/Entry",
+            swiftSettings: strict),
         .target(
             name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: strict),
@@ -80,11 +94,15 @@ let package = Package(
         .target(
             name: "StuckPlugin", dependencies: [core], path: "Tests/Fixtures/StuckPlugin", swiftSettings: strict),
         // blesim: pure simulation logic (no I/O) and the executable serving org.bluez.
-        .target(name: "SimCore", dependencies: [core], swiftSettings: strict),
+        .target(name: "SimCore", dependencies: [core, "BTHomeCrypto"], swiftSettings: strict),
         .executableTarget(name: "blesim", dependencies: ["SimCore", core], swiftSettings: strict),
         // A benchmark (not a test): advertisement reports/s and notifications/s a D-Bus client gets through blesim.
         .executableTarget(
             name: "blesim-bench", dependencies: [core, "SimCore", "TestSupport"], swiftSettings: strict),
+        // A benchmark (not a test): the sensor gateway beside Bleak + bthome-ble on one blesim air (docs/benchmarks.md).
+        .executableTarget(
+            name: "gateway-bench", dependencies: [core, "SimCore", "SensorGateway", "BTHomeCrypto", "TestSupport"],
+            swiftSettings: strict),
         // The benchmark of the agent beside Bleak and bless (docs/benchmarks.md): a program, not a test.
         .executableTarget(name: "blebench", dependencies: [core, "TestSupport"], swiftSettings: strict),
         // Fuzzing (docs/testing.md): the targets, pure functions of bytes; blefuzz, libFuzzer's driver when
@@ -108,6 +126,10 @@ let package = Package(
         .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
         .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
         .testTarget(
+            name: "SensorGatewayTests",
+            dependencies: [core, "SensorGateway", "BTHomeCrypto", "SimCore", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
             name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner"], swiftSettings: strict),
         .testTarget(
             name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
@@ -120,7 +142,8 @@ let package = Package(
             dependencies: [core, "ControlProtocol", "CLinux", "TestSupport", "bleagent", "blectl"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
+            name: "SimCoreTests", dependencies: ["SimCore", "BTHomeCrypto", core], exclude: ["Fixtures"],
+            swiftSettings: strict),
         .testTarget(name: "BlesimTests", dependencies: [core], exclude: ["Fixtures"], swiftSettings: strict),
         // Bleak (PyPI) as a central against blesim: runs Tests/Bleak/central.py in .build/venv-bleak.
         .testTarget(name: "BleakTests", dependencies: [core, "TestSupport"], swiftSettings: strict),

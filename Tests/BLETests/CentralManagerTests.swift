@@ -174,6 +174,40 @@ import Testing
         #expect(await seen.next() == nil, "a scan stopped by the caller ends the loop")
     }
 
+    @Test func scanWhilePoweredOnWaitsForPowerHandsOnDiscoveriesWithTheAddressAndEndsWithItsTask() async throws {
+        let backend = FakeCentralBackend()
+        let manager = CentralManager(backend: backend, clock: TestClock())
+        var calls = backend.calls.makeAsyncIterator()
+        backend.send(.bluetoothdPresent(true))
+        backend.send(.snapshot(FakeTree.snapshot(powered: false), serial: nil))
+        let (found, sink) = AsyncStream<Discovery>.makeStream()
+        let (events, eventSink) = AsyncStream<String>.makeStream()
+        let loop = Task {
+            await manager.scanWhilePoweredOn(
+                withServices: nil, options: ScanOptions(allowDuplicates: true),
+                onChange: { event in
+                    if case .scanning = event { eventSink.yield("scanning") }
+                }
+            ) { discovery in sink.yield(discovery) }
+            eventSink.yield("ended")
+        }
+        var eventIterator = events.makeAsyncIterator()
+        backend.send(
+            .delta(
+                .propertiesChanged(
+                    path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(true)],
+                    invalidated: []), serial: nil))
+        #expect(await eventIterator.next() == "scanning")
+        await waitFor(.startDiscovery, in: &calls)
+        backend.send(FakeTree.deviceChanged(["RSSI": .int(-57)]))
+        var discoveries = found.makeAsyncIterator()
+        let first = await discoveries.next()
+        #expect(first?.address == "AA:BB:CC:DD:EE:FF" && first?.rssi == -57, "\(String(describing: first))")
+        loop.cancel()
+        #expect(await eventIterator.next() == "ended")
+        await waitFor(.stopDiscovery, in: &calls)
+    }
+
     @Test func aReadIsRetriedAfterInProgressAndReturnsTheValue() async throws {
         let (manager, backend, _) = await poweredOn()
         let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)

@@ -2,21 +2,11 @@ import Glibc
 import TestSupport
 import Testing
 
-/// The virtualenv `scripts/bleak-venv.sh` creates (Bleak pinned there), or `$BLEAK_PYTHON`.
-let python: String =
-    getenv("BLEAK_PYTHON").map { String(cString: $0) } ?? BlesimProcess.repositoryRoot + "/.build/venv-bleak/bin/python"
+/// The virtualenv's interpreter (TestSupport's `BleakVenv`).
+let python = BleakVenv.python
 
 /// In CI a missing virtualenv is a failure, never a silent skip; elsewhere the test is skipped with a message.
-let bleakAvailable: Bool = {
-    if access(python, X_OK) == 0 { return true }
-    let inCI = getenv("CI").map { String(cString: $0) } == "true"
-    if !inCI {
-        print(
-            "BleakTests skipped: no \(python); run `. scripts/bleak-venv.sh && ensure_bleak_venv` (scripts/test.sh does)"
-        )
-    }
-    return inCI
-}()
+let bleakAvailable = BleakVenv.enabled(for: "BleakTests")
 
 /// Bleak from PyPI, unmodified, against blesim on a private bus: Tests/Bleak/central.py with the scenario
 /// Tests/Bleak/heart-rate.json. The script checks each step and exits non-zero on the first failure; its output

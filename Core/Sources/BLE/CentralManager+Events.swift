@@ -203,7 +203,7 @@ extension CentralManager {
             let found =
                 discovery
                 ?? Discovery(
-                    identifier: id, name: device.advertisement.localName, rssi: device.rssi,
+                    identifier: id, address: device.address, name: device.advertisement.localName, rssi: device.rssi,
                     advertisement: device.advertisement)
             discovery = found
             let queue = scanner.queue

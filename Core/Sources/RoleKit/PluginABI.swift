@@ -39,11 +39,17 @@ public enum PluginABI {
     /// ``PluginCall/arguments``), and a descriptor may carry a
     /// ``PluginDescriptor/validateConfig`` check.
     ///
+    /// Version 5: the fleet publisher relays other devices' readings
+    /// (``FleetPublisher/publishDeviceReadings(_:_:)``,
+    /// ``FleetPublisher/deviceUnavailable(_:)``, ``FleetDevice``,
+    /// ``FleetDeviceReading``): a plugin calling them must not load into an
+    /// agent without them.
+    ///
     /// Emitted into the client: a plugin's `bleagent_plugin_abi_version`
     /// returns the value of the core it was *compiled* against, not of the
     /// core it runs with, which is what makes the check meaningful.
     @_alwaysEmitIntoClient
-    public static var version: UInt32 { 4 }
+    public static var version: UInt32 { 5 }
 
     /// The name of the C function returning the plugin's ABI version.
     public static let abiVersionSymbol = "bleagent_plugin_abi_version"
