@@ -66,7 +66,7 @@ enum JSONTarget {
 extension JSON {
     /// The value as it serialises: json-c keys are C strings, so a NUL in a
     /// key is written as U+FFFD (``JSON/serialized(_:)``).
-    var withNULKeysReplaced: JSON {
+    fileprivate var withNULKeysReplaced: JSON {
         switch self {
         case .array(let elements): return .array(elements.map(\.withNULKeysReplaced))
         case .object(let object):
