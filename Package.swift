@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "PaymentTerminalScanner", type: .dynamic, targets: ["PaymentTerminalScannerEntry"]),
         .library(name: "SensorAggregator", type: .dynamic, targets: ["SensorAggregatorEntry"]),
         .library(name: "VirtualPaymentTerminal", type: .dynamic, targets: ["VirtualTerminalPlugin"]),
+        .library(name: "SensorGateway", type: .dynamic, targets: ["SensorGatewayEntry"]),
         .library(name: "Bench", type: .dynamic, targets: ["Bench"]),
         // Test fixtures for the plugin loader, built beside the real plugins.
         .library(name: "WrongABIPlugin", type: .dynamic, targets: ["WrongABIPlugin"]),
@@ -28,6 +29,11 @@ let package = Package(
     ],
     dependencies: [.package(path: "Core")],
     targets: [
+        // Debian's libcrypto (libssl-dev) for AES-CCM, the cipher of encrypted BTHome advertisements.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // AES-CCM over CCrypto and the framing of encrypted BTHome v2 data: the sensor gateway decrypts it,
+        // blesim's simulated sensors encrypt it.
+        .target(name: "BTHomeCrypto", dependencies: ["CCrypto"], swiftSettings: strict),
         // libmosquitto: the MQTT client of the fleet layer (docs/fleet.md).
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The control API's wire types, shared by the agent and blectl.
@@ -52,7 +58,7 @@ let package = Package(
         // name differs from the core's VirtualPaymentTerminal module it imports).
         .target(
             name: "VirtualTerminalPlugin", dependencies: [core], path: "plugins/VirtualTerminal", swiftSettings: strict),
-        // The sensor aggregator (issue 7): pure logic plus the peripheral plugin shell.
+        // The sensor aggregator: pure logic plus the peripheral plugin shell.
         .target(
             name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", exclude: ["Entry"],
             swiftSettings: strict),
@@ -67,6 +73,14 @@ let package = Package(
         .target(
             name: "PaymentTerminalScannerEntry", dependencies: [core, "PaymentTerminalScanner"],
             path: "plugins/PaymentTerminalScanner/Entry", swiftSettings: strict),
+        // The sensor gateway (central role plugin): decoders, the device table and its engine, the gateway.*
+        // params, and the shell that scans and feeds them.
+        .target(
+            name: "SensorGateway", dependencies: [core, "BTHomeCrypto"], path: "plugins/SensorGateway",
+            exclude: ["Entry"], swiftSettings: strict),
+        .target(
+            name: "SensorGatewayEntry", dependencies: [core, "SensorGateway"], path: "plugins/SensorGateway/Entry",
+            swiftSettings: strict),
         .target(
             name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: strict),
@@ -81,13 +95,27 @@ let package = Package(
         .target(
             name: "StuckPlugin", dependencies: [core], path: "Tests/Fixtures/StuckPlugin", swiftSettings: strict),
         // blesim: pure simulation logic (no I/O) and the executable serving org.bluez.
-        .target(name: "SimCore", dependencies: [core], swiftSettings: strict),
+        .target(name: "SimCore", dependencies: [core, "BTHomeCrypto"], swiftSettings: strict),
         .executableTarget(name: "blesim", dependencies: ["SimCore", core], swiftSettings: strict),
         // A benchmark (not a test): advertisement reports/s and notifications/s a D-Bus client gets through blesim.
         .executableTarget(
             name: "blesim-bench", dependencies: [core, "SimCore", "BLETesting"], swiftSettings: strict),
+        // A benchmark (not a test): the sensor gateway beside Bleak + bthome-ble on one blesim air (docs/benchmarks.md).
+        .executableTarget(
+            name: "gateway-bench", dependencies: [core, "SimCore", "SensorGateway", "BTHomeCrypto", "BLETesting"],
+            swiftSettings: strict),
         // The benchmark of the agent beside Bleak and bless (docs/benchmarks.md): a program, not a test.
         .executableTarget(name: "blebench", dependencies: [core, "BLETesting"], swiftSettings: strict),
+        // Fuzzing (docs/testing.md): the targets, pure functions of bytes; blefuzz, libFuzzer's driver when
+        // scripts/fuzz.sh builds it with --sanitize=fuzzer, else a replayer of saved inputs; FuzzTests replays
+        // the checked-in corpora and every reproducer in the suite.
+        .target(
+            name: "FuzzTargets",
+            dependencies: [core, "AgentCore", "ControlProtocol", "PaymentTerminalScanner", "SensorAggregator"],
+            path: "Tests/Fuzz/Targets", swiftSettings: strict),
+        .executableTarget(
+            name: "blefuzz", dependencies: ["FuzzTargets"], path: "Tests/Fuzz/blefuzz", swiftSettings: strict),
+        .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         .target(name: "BLETesting", dependencies: [core], swiftSettings: strict),
         // Connects with DBusConnection.system() and .session() in a process of its own (DBusTests).
         .executableTarget(
@@ -107,6 +135,10 @@ let package = Package(
             name: "DiagnosticsTests", dependencies: [core, "Diagnostics", "BLETesting"], swiftSettings: strict),
         .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
         .testTarget(
+            name: "SensorGatewayTests",
+            dependencies: [core, "SensorGateway", "BTHomeCrypto", "SimCore", "BLETesting"],
+            swiftSettings: strict),
+        .testTarget(
             name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner", "BLETesting"],
             swiftSettings: strict),
         .testTarget(
@@ -120,7 +152,8 @@ let package = Package(
             dependencies: [core, "ControlProtocol", "BLETesting", "bleagent", "blectl"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "SimCoreTests", dependencies: ["SimCore", core], exclude: ["Fixtures"], swiftSettings: strict),
+            name: "SimCoreTests", dependencies: ["SimCore", "BTHomeCrypto", core], exclude: ["Fixtures"],
+            swiftSettings: strict),
         .testTarget(
             name: "BlesimTests", dependencies: [core, "BLETesting"], exclude: ["Fixtures"], swiftSettings: strict),
         // Bleak (PyPI) as a central against blesim: runs Tests/Bleak/central.py in .build/venv-bleak.

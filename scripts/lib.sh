@@ -9,11 +9,14 @@
 #   bluez-test-scripts, python3-dbus,         BlueZ's unmodified example-gatt-client, run against blesim
 #     python3-gi                                by tests with Debian's /usr/bin/python3
 #   python3-venv                              the virtualenv for Bleak (scripts/bleak-venv.sh)
+#   libssl-dev                                libcrypto's AES-CCM: the sensor gateway decrypts encrypted BTHome
+#                                               advertisements and blesim's simulated sensors encrypt them
 #   libmosquitto-dev                          the MQTT client library of the fleet layer (docs/fleet.md)
 #   mosquitto, mosquitto-clients, openssl     the real broker the fleet tests and scripts/fleet-scale.sh start,
 #                                               its clients (the tests' consumers) and the tests' own TLS CA
 BLEAGENT_APT_PACKAGES=(libdbus-1-dev libjson-c-dev pkg-config dbus-daemon dbus-bin systemd bluez
-    bluez-test-scripts python3-dbus python3-gi python3-venv libmosquitto-dev mosquitto mosquitto-clients openssl)
+    bluez-test-scripts python3-dbus python3-gi python3-venv libssl-dev libmosquitto-dev mosquitto mosquitto-clients
+    openssl)
 
 log() { printf '==> %s\n' "$*" >&2; }
 

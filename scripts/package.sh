@@ -44,7 +44,7 @@ flags=(-c release --scratch-path .build/package-release --disable-local-rpath -X
     -Xlinker -z -Xlinker now
     -Xlinker -z -Xlinker relro)
 executables=(bleagent blectl blesim)
-plugins=(Diagnostics PaymentTerminalScanner SensorAggregator VirtualPaymentTerminal)
+plugins=(Diagnostics PaymentTerminalScanner SensorAggregator SensorGateway VirtualPaymentTerminal)
 
 log "release build: ${executables[*]} ${plugins[*]}"
 start=$SECONDS

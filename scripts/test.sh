@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 . scripts/bleak-venv.sh
 ensure_setup
 
+log "docs lint: no issue numbers, to-do lists or work logs; links that resolve"
+scripts/check-docs.py --self-test
+scripts/check-docs.py
+
 log "swift format lint"
 swift format lint --strict --recursive Package.swift Core/Package.swift Core/Sources Core/Tests Sources Tests plugins docs/examples
 

@@ -68,9 +68,13 @@ public final class FakePeripheralBackend: PeripheralBackend {
         callSink.yield(call)
     }
 
-    /// Records ``Call/setApplication(_:)``.
+    /// What the next RegisterApplication calls answer, in order (empty: success).
+    public let applicationRefusals = Mutex<[BLEError]>([])
+
+    /// Records ``Call/setApplication(_:)``, then answers with the first of ``applicationRefusals``, if any.
     public func setApplication(adapter: String, services: [GATTService]) async throws(BLEError) {
         record(.setApplication(services))
+        if let refusal = applicationRefusals.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw refusal }
     }
     /// Records ``Call/registerAdvertisement(_:extended:)``.
     public func registerAdvertisement(

@@ -105,7 +105,7 @@ public final class FleetHost: FleetPublisher {
         guard let outbox else { return }
         let service = FleetService(
             settings: wanted, configPath: configPath, outbox: outbox, agent: agent, registry: registry, bus: bus,
-            loop: loop, worker: worker, log: log)
+            loop: loop, worker: worker, devices: current?.service.devices, log: log)
         running.withLock { $0 = Running(settings: wanted, stateDirectory: directory, service: service) }
         service.start(connector: MQTTConnection.connectPool)
         if let (list, role) = sensors.withLock({ $0 }) { service.declareSensors(list, role: role) }
@@ -159,5 +159,13 @@ public final class FleetHost: FleetPublisher {
 
     public func publishReading(sensor: String, value: Double, time: Double) {
         running.withLock { $0 }?.service.publishReading(sensor: sensor, value: value, time: time)
+    }
+
+    public func publishDeviceReadings(_ device: FleetDevice, _ readings: [FleetDeviceReading]) {
+        running.withLock { $0 }?.service.publishDeviceReadings(device, readings)
+    }
+
+    public func deviceUnavailable(_ device: String) {
+        running.withLock { $0 }?.service.deviceUnavailable(device)
     }
 }

@@ -29,6 +29,8 @@ final class FleetService: Sendable {
         var discovery = DiscoverySummary()
         var readings = ReadingFeed()
         var readingsPublished: Int64 = 0
+        var devices: DeviceFeed
+        var devicesPublished: Int64 = 0
         var sensors: [String: FleetSensor] = [:]
         var lastResult: JSON?
         var pumpRequested = false
@@ -53,9 +55,12 @@ final class FleetService: Sendable {
     private let busToken = Mutex<EventBus.Token?>(nil)
     private let reloads = Mutex<Task<Void, Never>?>(nil)
 
+    /// A service for `settings`; `devices` carries the relayed devices of the
+    /// service it replaces (their configs and states are published again).
     init(
         settings: AgentConfig.Fleet, configPath: String, outbox: DurableOutbox, agent: Agent, registry: MethodRegistry,
-        bus: EventBus, loop: EventLoop, worker: BlockingQueue, log: @escaping @Sendable (String) -> Void
+        bus: EventBus, loop: EventLoop, worker: BlockingQueue, devices: DeviceFeed? = nil,
+        log: @escaping @Sendable (String) -> Void
     ) {
         self.settings = settings
         self.topics = FleetTopics(prefix: settings.prefix)
@@ -67,7 +72,10 @@ final class FleetService: Sendable {
         self.push = ConfigPush(configPath: configPath)
         self.rpc = FleetRPC(registry: registry, topics: FleetTopics(prefix: settings.prefix)) { settings.allowsRPC($0) }
         self.log = log
-        self.state = Mutex(State(events: EventQueue(limit: settings.events.queueLimit)))
+        let feed =
+            devices?.carried(announces: settings.homeAssistant.enabled)
+            ?? DeviceFeed(announces: settings.homeAssistant.enabled)
+        self.state = Mutex(State(events: EventQueue(limit: settings.events.queueLimit), devices: feed))
     }
 
     // MARK: - Life
@@ -134,6 +142,7 @@ final class FleetService: Sendable {
             state.connectedSince = Self.epochMilliseconds()
             state.connections += 1
             state.held = []
+            state.devices.reconnected()
         }
         guard let mqtt = connection.withLock({ $0 }) else { return }
         log("fleet: connected to \(settings.broker)")
@@ -209,20 +218,60 @@ final class FleetService: Sendable {
             }
         }
         while !mqtt.isBacklogged {
-            let next = state.withLock { state -> (String, [UInt8], Int, isEvent: Bool)? in
-                if let event = state.events.pop() { return (event.topic, event.payload, settings.qos.events, true) }
-                if let reading = state.readings.pop() {
-                    let payload = HomeAssistantDiscovery.reading(value: reading.value, time: reading.time)
-                    return (topics.sensor(reading.sensor), Self.bytes(payload), settings.qos.sensors, false)
-                }
-                return nil
-            }
-            guard let (topic, payload, qos, isEvent) = next else { return }
-            // Not taken (the connection just went): lost like any message of these streams, not counted as sent.
-            guard mqtt.publish(topic: topic, payload: payload, qos: qos, retain: false) != nil else { return }
+            guard let next = state.withLock({ nextMessage(&$0) }) else { return }
+            // Not taken (the connection just went): lost like any message of these streams, not counted as sent;
+            // a reconnection publishes the relayed devices' states again.
+            guard mqtt.publish(topic: next.topic, payload: next.payload, qos: next.qos, retain: next.retain) != nil
+            else { return }
             state.withLock { state in
-                if isEvent { state.eventsPublished += 1 } else { state.readingsPublished += 1 }
+                switch next.stream {
+                case .events: state.eventsPublished += 1
+                case .readings: state.readingsPublished += 1
+                case .devices: state.devicesPublished += 1
+                }
             }
+        }
+    }
+
+    private struct Outgoing {
+        enum Stream { case events, readings, devices }
+        var topic: String
+        var payload: [UInt8]
+        var qos: Int
+        var retain = false
+        var stream: Stream
+    }
+
+    /// The next message of the bounded streams: events, then the node's readings, then relayed devices.
+    private func nextMessage(_ state: inout State) -> Outgoing? {
+        if let event = state.events.pop() {
+            return Outgoing(topic: event.topic, payload: event.payload, qos: settings.qos.events, stream: .events)
+        }
+        if let reading = state.readings.pop() {
+            let payload = HomeAssistantDiscovery.reading(value: reading.value, time: reading.time)
+            return Outgoing(
+                topic: topics.sensor(reading.sensor), payload: Self.bytes(payload), qos: settings.qos.sensors,
+                stream: .readings)
+        }
+        let qos = settings.qos.sensors
+        switch state.devices.pop() {
+        case nil:
+            return nil
+        case .announce(let device, let reading):
+            let discovery = discovery()
+            return Outgoing(
+                topic: discovery.configTopic(device: device.id, reading: reading),
+                payload: Self.bytes(discovery.config(device: device, reading: reading)), qos: qos, retain: true,
+                stream: .devices)
+        case .availability(let device, let online):
+            return Outgoing(
+                topic: topics.deviceAvailability(device), payload: Array((online ? "online" : "offline").utf8),
+                qos: qos, retain: true, stream: .devices)
+        case .reading(let device, let reading):
+            return Outgoing(
+                topic: topics.deviceReading(device, reading.id),
+                payload: Self.bytes(HomeAssistantDiscovery.payload(reading)), qos: qos, retain: reading.isState,
+                stream: .devices)
         }
     }
 
@@ -329,6 +378,19 @@ final class FleetService: Sendable {
         requestPump()
     }
 
+    func publishDeviceReadings(_ device: FleetDevice, _ readings: [FleetDeviceReading]) {
+        state.withLock { $0.devices.update(device, readings) }
+        requestPump()
+    }
+
+    func deviceUnavailable(_ device: String) {
+        state.withLock { $0.devices.unavailable(device) }
+        requestPump()
+    }
+
+    /// The relayed devices, for the service that replaces this one.
+    var devices: DeviceFeed { state.withLock { $0.devices } }
+
     private func discovery(role: String? = nil) -> HomeAssistantDiscovery {
         HomeAssistantDiscovery(
             discoveryPrefix: settings.homeAssistant.discoveryPrefix, node: settings.node, topics: topics,
@@ -424,6 +486,13 @@ final class FleetService: Sendable {
                     "sensors": .int(Int64(state.sensors.count)), "queued": .int(Int64(state.readings.count)),
                     "published": .int(state.readingsPublished), "merged": .int(state.readings.merged),
                     "dropped": .int(state.readings.dropped),
+                ],
+                "devices": [
+                    "tracked": .int(Int64(state.devices.count)), "waiting": .int(Int64(state.devices.waiting)),
+                    "published": .int(state.devicesPublished), "merged": .int(state.devices.merged),
+                    "dropped": .int(state.devices.devicesDropped),
+                    "readingsDropped": .int(state.devices.readingsDropped),
+                    "departed": .int(state.devices.departed),
                 ],
                 "rpc": rpc.statusJSON,
                 "lastConfigPush": state.lastResult ?? .null,

@@ -12,6 +12,10 @@ struct FleetTopics: Sendable, Hashable {
     func durable(_ stream: String) -> String { "\(prefix)/\(stream)" }
     /// `<prefix>/sensors/<id>`.
     func sensor(_ id: String) -> String { "\(prefix)/sensors/\(id)" }
+    /// `<prefix>/sensors/<device>/<reading>`: a relayed device's reading.
+    func deviceReading(_ device: String, _ reading: String) -> String { "\(prefix)/sensors/\(device)/\(reading)" }
+    /// `<prefix>/sensors/<device>/availability`: `online` or `offline` (retained).
+    func deviceAvailability(_ device: String) -> String { "\(prefix)/sensors/\(device)/availability" }
     /// `<prefix>/rpc`: JSON-RPC requests in.
     var rpc: String { "\(prefix)/rpc" }
     /// Replies go to topics under `<prefix>/rpc/reply/`.

@@ -116,6 +116,7 @@ public struct VirtualDevice: Sendable, Equatable {
         lhs.address == rhs.address && lhs.addressType == rhs.addressType && lhs.advertisement == rhs.advertisement
             && lhs.intervalMilliseconds == rhs.intervalMilliseconds && lhs.connectable == rhs.connectable
             && lhs.radio == rhs.radio && lhs.gatt == rhs.gatt && (lhs.terminal == nil) == (rhs.terminal == nil)
+            && lhs.sensor == rhs.sensor
     }
 
     /// Its address.
@@ -135,6 +136,8 @@ public struct VirtualDevice: Sendable, Equatable {
     public var gatt: GATTDatabaseSpec?
     /// A virtual payment terminal's logic, when the device is one (its `gatt` is the profile's).
     public var terminal: VirtualTerminal?
+    /// Readings that change over time in its service data (a BTHome sensor, an Eddystone TLM beacon).
+    public var sensor: SimulatedSensor?
     /// Whether the scenario gave a GATT database.
     public var hasGATTDatabase: Bool { gatt != nil }
 

@@ -85,7 +85,7 @@ extension Scenario {
     private static func parseDevice(_ field: ScenarioField) throws(ScenarioError) -> VirtualDevice {
         let keys = try field.object(allowing: [
             "address", "addressType", "intervalMs", "connectable", "advertising", "rssi", "gatt", "description",
-            "paymentTerminal", "repeat",
+            "paymentTerminal", "repeat", "sensor",
         ])
         guard let address = keys["address"] else {
             throw ScenarioError(path: field.child("address"), message: "missing")
@@ -100,6 +100,15 @@ extension Scenario {
             device.gatt = try parseGATT(gatt)
         }
         if let description = keys["description"] { _ = try description.string() }
+        if let sensor = keys["sensor"] {
+            let simulated = try parseSensor(sensor)
+            var largest = device.advertisement
+            largest.serviceData.removeAll { $0.uuid == simulated.uuid }
+            largest.serviceData.append(
+                ServiceDatum(uuid: simulated.uuid, data: Array(repeating: 0, count: simulated.longestServiceData)))
+            if let problem = largest.sizeProblem { throw sensor.error("with the advertising: \(problem)") }
+            device.sensor = simulated
+        }
         if let config = keys["paymentTerminal"] {
             guard keys["gatt"] == nil else { throw config.error("a payment terminal's GATT is the profile's: no gatt") }
             let terminal = try parsePaymentTerminal(config)

@@ -46,6 +46,10 @@ public struct SimWorld: Sendable {
 
     var air: AirSchedule
     private var noise: SeededGenerator
+    /// The advertisement of each sensor device for its current measurement, by device index.
+    private var sensorAdvertisements: [Int: (measurement: Int64, advertisement: Advertisement)] = [:]
+    /// When the world started: sensors measure from here.
+    private let start: SimInstant
 
     /// A world built from `scenario`, starting at `start`.
     /// `experimental` serves the properties `bluetoothd -E` adds.
@@ -70,6 +74,7 @@ public struct SimWorld: Sendable {
         linkModel = scenario.link
         schedule = FaultSchedule(scenario.faults, start: start)
         clock = start
+        self.start = start
         for (index, device) in scenario.devices.enumerated() {
             if let gatt = device.gatt { servers[index] = GATTServer(gatt, start: start) }
             if let terminal = device.terminal { terminals[index] = terminal }
@@ -127,6 +132,7 @@ public struct SimWorld: Sendable {
             && !connectedLocal.contains(deviceIndex)
         {
             let device = devices[deviceIndex]
+            let advertisement = currentAdvertisement(deviceIndex, at: time)
             for adapterIndex in adapters.indices
             where adapters[adapterIndex].discovering && localPeripherals[adapterIndex]?.device != deviceIndex {
                 let spec = adapters[adapterIndex].spec
@@ -134,7 +140,7 @@ public struct SimWorld: Sendable {
                 guard Int(rssi) >= spec.sensitivity else { continue }
                 let report = AdvertisingReport(
                     address: device.address, addressType: device.addressType, rssi: rssi,
-                    connectable: device.connectable, advertisement: device.advertisement)
+                    connectable: device.connectable, advertisement: advertisement)
                 batches[adapterIndex] += adapters[adapterIndex].receive(report, at: time)
             }
         }
@@ -148,6 +154,25 @@ public struct SimWorld: Sendable {
         return batches.enumerated().compactMap { index, events in
             events.isEmpty ? nil : Batch(adapter: index, events: events)
         }
+    }
+
+    /// What device `index` advertises at `time`: its scenario advertisement, with a sensor's service data
+    /// for the measurement current at `time` (made once per measurement).
+    mutating func currentAdvertisement(_ index: Int, at time: SimInstant) -> Advertisement {
+        let device = devices[index]
+        guard let sensor = device.sensor else { return device.advertisement }
+        let measurement = sensor.measurement(at: Double(time.nanoseconds - start.nanoseconds) / 1e9)
+        if let cached = sensorAdvertisements[index], cached.measurement == measurement { return cached.advertisement }
+        var advertisement = device.advertisement
+        let data = sensor.serviceData(
+            address: device.address, measurement: measurement, intervalMilliseconds: device.intervalMilliseconds)
+        if let slot = advertisement.serviceData.firstIndex(where: { $0.uuid == sensor.uuid }) {
+            advertisement.serviceData[slot].data = data
+        } else {
+            advertisement.serviceData.append(ServiceDatum(uuid: sensor.uuid, data: data))
+        }
+        sensorAdvertisements[index] = (measurement, advertisement)
+        return advertisement
     }
 
     /// Runs `operation` on adapter `index` (a client's request) and returns its events; nil

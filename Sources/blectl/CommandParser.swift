@@ -80,7 +80,7 @@ struct Invocation {
         FleetCommand.self,
         ScanCommand.self, DevicesCommand.self, ConnectCommand.self, DisconnectCommand.self, ServicesCommand.self,
         ReadCommand.self, WriteCommand.self, SubscribeCommand.self, AdvertiseCommand.self, PublishedCommand.self,
-        UpdateCommand.self, SubscribersCommand.self,
+        UpdateCommand.self, SubscribersCommand.self, GatewayCommand.self,
     ]
 
     /// Parses `arguments` (without the program name).

@@ -22,7 +22,7 @@ struct FleetCommand: BlectlCommand {
         let outbox = status["outbox"]
         let events = status["events"]
         let connected = status["connected"]?.boolValue == true
-        return Output.table([
+        var rows: [(String, String)] = [
             ("broker", "\(Output.cell(status["broker"])) (MQTT \(Output.cell(status["protocol"])))"),
             ("node", "\(Output.cell(status["node"])), prefix \(Output.cell(status["prefix"]))"),
             ("connection", connected ? "connected" : "not connected"),
@@ -37,7 +37,20 @@ struct FleetCommand: BlectlCommand {
                 "\(Output.cell(events?["published"])) published, \(Output.cell(events?["dropped"])) dropped, "
                     + "\(Output.cell(events?["queued"])) queued"
             ),
-            ("last error", Output.cell(status["lastError"])),
-        ])
+        ]
+        // Relayed devices (the sensor gateway's sensors), once a plugin has relayed any.
+        if let devices = status["devices"],
+            (devices["tracked"]?.intValue ?? 0) + (devices["departed"]?.intValue ?? 0) > 0
+        {
+            rows.append(
+                (
+                    "devices",
+                    "\(Output.cell(devices["tracked"])) relayed, \(Output.cell(devices["published"])) messages, "
+                        + "\(Output.cell(devices["merged"])) merged, \(Output.cell(devices["dropped"])) dropped, "
+                        + "\(Output.cell(devices["departed"])) departed"
+                ))
+        }
+        rows.append(("last error", Output.cell(status["lastError"])))
+        return Output.table(rows)
     }
 }

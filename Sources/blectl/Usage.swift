@@ -33,6 +33,13 @@ enum Usage {
                                           notify subscribers of a new value (UTF-8, or hex with --hex)
           subscribers [CHARACTERISTIC]    list the centrals subscribed
 
+        Sensor gateway commands (the SensorGateway plugin):
+          gateway devices [--kind KIND] [--sort address|name|rssi|lastSeen] [--limit N] [--offset N]
+                                          list the devices heard and their latest readings
+          gateway device ADDRESS          one device's readings and counters
+          gateway stats                   reports in, decoded, repeats dropped, decode errors, evictions
+          gateway readings                stream reading updates until interrupted
+
         Options:
           --socket PATH   the agent's control socket (default: $BLEAGENT_SOCKET, else /run/bleagent/control.sock)
           --json          print the raw JSON result instead of a table

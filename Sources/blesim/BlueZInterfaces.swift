@@ -284,7 +284,7 @@ struct BlueZInterfaces: Sendable {
 
     // MARK: /org/bluez
 
-    /// AgentManager1, accepting agents (nothing asks them anything yet: pairing is a later slice).
+    /// AgentManager1, accepting agents (nothing asks them anything: blesim does not pair).
     func agentManager() throws -> ExportedInterface {
         try ExportedInterface(
             "org.bluez.AgentManager1",

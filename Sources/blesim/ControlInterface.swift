@@ -46,6 +46,17 @@ struct ControlInterface: Sendable {
                         .failNext(FaultPlan.Rule(address: address, uuid: uuid, remaining: Int(count), action: action)))
                     return []
                 },
+                ExportedMethod("FailRegistration", in: "suss", out: "") { call in
+                    let arguments = try call.arguments()
+                    guard arguments.count == 4, case .string(let kind) = arguments[0],
+                        kind == "application" || kind == "advertisement", case .uint32(let count) = arguments[1],
+                        count > 0, case .string(let name) = arguments[2], case .string(let message) = arguments[3]
+                    else { throw Self.invalid("expected (application or advertisement, count > 0, error, message)") }
+                    host.refuseRegistrations(
+                        kind, count: Int(count),
+                        error: BlueZError(BlueZError.Name(rawValue: name), message.isEmpty ? nil : message))
+                    return []
+                },
                 ExportedMethod("SetDelay", in: "sd", out: "") { call in
                     let arguments = try call.arguments()
                     guard arguments.count == 2, case .double(let seconds) = arguments[1], seconds >= 0, seconds <= 600

@@ -87,6 +87,9 @@ final class LocalInterfaces: Sendable {
                     guard arguments.count == 2, case .objectPath(let path) = arguments[0].unwrapped,
                         arguments[1].dictionaryEntries != nil
                     else { throw DBusMapping.error(BluetoothdError.invalidArguments) }
+                    if let refusal = self.host.takeRegistrationRefusal("application") {
+                        throw DBusMapping.error(refusal)
+                    }
                     try await self.registerApplication(index: index, owner: call.sender, path: path.description)
                     return []
                 },
@@ -209,6 +212,9 @@ final class LocalInterfaces: Sendable {
                     guard arguments.count == 2, case .objectPath(let path) = arguments[0].unwrapped,
                         arguments[1].dictionaryEntries != nil
                     else { throw DBusMapping.error(BluetoothdError.invalidArguments) }
+                    if let refusal = self.host.takeRegistrationRefusal("advertisement") {
+                        throw DBusMapping.error(refusal)
+                    }
                     try await self.registerAdvertisement(index: index, owner: call.sender, path: path.description)
                     return []
                 },

@@ -19,12 +19,30 @@ final class SimHost: Sendable {
     /// Each adapter's advertisement reports as of the last advance, apart from the world's lock.
     private let reports: Mutex<[UInt64]>
 
+    /// Refusals queued by Control1.FailRegistration, by kind (`application`, `advertisement`).
+    private let registrationRefusals = Mutex<[String: (remaining: Int, error: BlueZError)]>([:])
+
     /// Ticks closer together than this are merged (bounds the wake-up rate under load).
     static let minimumTick = Duration.milliseconds(2)
 
     init(world: SimWorld) {
         state = Mutex(State(world: world))
         reports = Mutex(world.adapters.map(\.advertisementReports))
+    }
+
+    /// Makes the next `count` registrations of `kind` (`application`: GattManager1.RegisterApplication,
+    /// `advertisement`: LEAdvertisingManager1.RegisterAdvertisement) answer `error`.
+    func refuseRegistrations(_ kind: String, count: Int, error: BlueZError) {
+        registrationRefusals.withLock { $0[kind] = (count, error) }
+    }
+
+    /// The refusal due for a registration of `kind` now, if any (counting it).
+    func takeRegistrationRefusal(_ kind: String) -> BlueZError? {
+        registrationRefusals.withLock { refusals in
+            guard let (remaining, error) = refusals[kind] else { return nil }
+            refusals[kind] = remaining > 1 ? (remaining - 1, error) : nil
+            return error
+        }
     }
 
     /// Where signals go from now on (set once the D-Bus objects exist).

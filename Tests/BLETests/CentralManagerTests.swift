@@ -116,25 +116,97 @@ import Testing
         #expect(filters.first == .setDiscoveryFilter(DiscoveryFilter(uuids: [.heartRate])))
     }
 
-    @Test func scanningResumesByItselfAfterAPowerCycle() async throws {
+    func setPowered(_ powered: Bool, _ backend: FakeCentralBackend) {
+        backend.send(
+            .delta(
+                .propertiesChanged(
+                    path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(powered)],
+                    invalidated: []), serial: nil))
+    }
+
+    @Test func aScanEndsSayingWhyWhenTheAdapterPowersOffOrBluetoothdLeavesOrTheCallerStops() async throws {
         let (manager, backend, _) = await poweredOn()
         var calls = backend.calls.makeAsyncIterator()
         let scan = try manager.scanForPeripherals()
         await waitFor(.startDiscovery, in: &calls)
-        var states = manager.stateUpdates().makeAsyncIterator()
-        _ = await states.next()
-        for powered in [false, true] {
-            backend.send(
-                .delta(
-                    .propertiesChanged(
-                        path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(powered)],
-                        invalidated: []), serial: nil))
+        #expect(scan.end == nil)
+        setPowered(false, backend)
+        for await _ in scan {}
+        #expect(scan.end == .poweredOff)
+        #expect(!manager.isScanning)
+        setPowered(true, backend)
+        let again = try manager.scanForPeripherals()
+        await waitFor(.startDiscovery, in: &calls)
+        backend.send(.bluetoothdPresent(false))
+        for await _ in again {}
+        #expect(again.end == .bluetoothdGone)
+        #expect(!backend.log.contains(.stopDiscovery), "BlueZ forgot the discovery: nothing to stop")
+        backend.send(.bluetoothdPresent(true))
+        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        let third = try manager.scanForPeripherals()
+        manager.stopScan()
+        for await _ in third {}
+        #expect(third.end == .stopped)
+        await waitFor(.stopDiscovery, in: &calls)
+    }
+
+    @Test func scanWhilePoweredOnScansAgainAfterAPowerCycleAndReportsEachEnd() async throws {
+        let (manager, backend, _) = await poweredOn()
+        var calls = backend.calls.makeAsyncIterator()
+        let (events, sink) = AsyncStream<CentralManager.ScanLoopEvent>.makeStream()
+        let loop = Task {
+            await manager.scanWhilePoweredOn(withServices: nil, options: ScanOptions(), onChange: { sink.yield($0) }) {
+                _ in
+            }
         }
-        #expect(await states.next() == .poweredOff)
-        #expect(await states.next() == .poweredOn)
+        var seen = events.makeAsyncIterator()
+        #expect(await seen.next() == .scanning)
+        await waitFor(.startDiscovery, in: &calls)
+        setPowered(false, backend)
+        #expect(await seen.next() == .ended(.poweredOff))
+        setPowered(true, backend)
+        #expect(await seen.next() == .scanning)
         await waitFor(.startDiscovery, in: &calls)
         #expect(backend.log.filter { $0 == .startDiscovery }.count == 2)
-        _ = scan
+        manager.stopScan()
+        #expect(await seen.next() == .ended(.stopped))
+        await valueCancellingWithTest(loop)
+        sink.finish()
+        #expect(await seen.next() == nil, "a scan stopped by the caller ends the loop")
+    }
+
+    @Test func scanWhilePoweredOnWaitsForPowerHandsOnDiscoveriesWithTheAddressAndEndsWithItsTask() async throws {
+        let backend = FakeCentralBackend()
+        let manager = CentralManager(backend: backend, clock: ManualClock())
+        var calls = backend.calls.makeAsyncIterator()
+        backend.send(.bluetoothdPresent(true))
+        backend.send(.snapshot(FakeTree.snapshot(powered: false), serial: nil))
+        let (found, sink) = AsyncStream<Discovery>.makeStream()
+        let (events, eventSink) = AsyncStream<String>.makeStream()
+        let loop = Task {
+            await manager.scanWhilePoweredOn(
+                withServices: nil, options: ScanOptions(allowDuplicates: true),
+                onChange: { event in
+                    if case .scanning = event { eventSink.yield("scanning") }
+                }
+            ) { discovery in sink.yield(discovery) }
+            eventSink.yield("ended")
+        }
+        var eventIterator = events.makeAsyncIterator()
+        backend.send(
+            .delta(
+                .propertiesChanged(
+                    path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(true)],
+                    invalidated: []), serial: nil))
+        #expect(await eventIterator.next() == "scanning")
+        await waitFor(.startDiscovery, in: &calls)
+        backend.send(FakeTree.deviceChanged(["RSSI": .int(-57)]))
+        var discoveries = found.makeAsyncIterator()
+        let first = await discoveries.next()
+        #expect(first?.address == "AA:BB:CC:DD:EE:FF" && first?.rssi == -57, "\(String(describing: first))")
+        loop.cancel()
+        #expect(await eventIterator.next() == "ended")
+        await waitFor(.stopDiscovery, in: &calls)
     }
 
     @Test func aReadIsRetriedAfterInProgressAndReturnsTheValue() async throws {
@@ -296,6 +368,36 @@ import Testing
         await #expect(throws: BLEError(.operationNotSupported, message: "characteristic has no read property")) {
             try await peripheral.readValue(for: measurement)
         }
+    }
+
+    @Test(
+        "with the default limits a peripheral without a signal for minutes stays (bluetoothd keeps what it hears unchanged) until bluetoothd removes it"
+    )
+    func silentPeripheralsStayUntilBluetoothdRemovesThem() async throws {
+        let backend = FakeCentralBackend()
+        let clock = ManualClock()
+        let manager = CentralManager(backend: backend, clock: clock)
+        var states = manager.stateUpdates().makeAsyncIterator()
+        backend.send(.bluetoothdPresent(true))
+        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        while await states.next() != .poweredOn {}
+        clock.advance(by: .seconds(600))
+        backend.send(Self.adapterPowered(false))
+        #expect(await states.next() == .poweredOff)
+        #expect(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).count == 1)
+        backend.send(
+            .delta(.interfacesRemoved(path: FakeTree.device, interfaces: [BlueZInterface.device]), serial: nil))
+        backend.send(Self.adapterPowered(true))
+        #expect(await states.next() == .poweredOn)
+        #expect(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).isEmpty)
+        #expect(manager.statistics.mirror.counters.devicesExpired == 0)
+    }
+
+    static func adapterPowered(_ powered: Bool) -> CentralBackendEvent {
+        .delta(
+            .propertiesChanged(
+                path: FakeTree.adapter, interface: BlueZInterface.adapter, changed: ["Powered": .bool(powered)],
+                invalidated: []), serial: nil)
     }
 
     @Test func staleUnconnectedPeripheralsAreDroppedFromTheMirror() async throws {

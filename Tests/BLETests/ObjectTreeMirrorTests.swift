@@ -147,6 +147,22 @@ import Testing
         #expect(mirror.prune(now: t0 + .seconds(100)).isEmpty)
     }
 
+    @Test(
+        "by default a device without a signal stays past bluetoothd's TemporaryTimeout (bluetoothd hears it unchanged) and goes with bluetoothd's InterfacesRemoved"
+    )
+    func silentDevicesStayUntilBluetoothdRemovesThem() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.applySnapshot(snapshot, now: t0)
+        #expect(mirror.prune(now: t0 + .seconds(600)).isEmpty)
+        #expect(mirror.device(at: device) != nil)
+        let removed = mirror.receive(
+            .interfacesRemoved(path: device, interfaces: [BlueZInterface.device]), now: t0 + .seconds(601))
+        #expect(removed == [.removed(path: device, interface: BlueZInterface.device)])
+        #expect(mirror.device(at: device) == nil)
+        #expect(mirror.prunableDeviceCount == 0)
+        #expect(mirror.counters.devicesExpired == 0)
+    }
+
     @Test func theOldestUnconnectedDevicesGoBeyondTheMaximum() {
         var mirror = ObjectTreeMirror(limits: .init(staleDeviceAge: .seconds(600), maximumDevices: 1))
         _ = mirror.applySnapshot([:], now: t0)

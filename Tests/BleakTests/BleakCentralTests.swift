@@ -2,21 +2,11 @@ import BLETesting
 import Glibc
 import Testing
 
-/// The virtualenv `scripts/bleak-venv.sh` creates (Bleak pinned there), or `$BLEAK_PYTHON`.
-let python: String =
-    getenv("BLEAK_PYTHON").map { String(cString: $0) } ?? BlesimProcess.repositoryRoot + "/.build/venv-bleak/bin/python"
+/// The virtualenv's interpreter (the kit's `BleakVenv`).
+let python = BleakVenv.python
 
 /// In CI a missing virtualenv is a failure, never a silent skip; elsewhere the test is skipped with a message.
-let bleakAvailable: Bool = {
-    if access(python, X_OK) == 0 { return true }
-    let inCI = getenv("CI").map { String(cString: $0) } == "true"
-    if !inCI {
-        print(
-            "BleakTests skipped: no \(python); run `. scripts/bleak-venv.sh && ensure_bleak_venv` (scripts/test.sh does)"
-        )
-    }
-    return inCI
-}()
+let bleakAvailable = BleakVenv.enabled(for: "BleakTests")
 
 /// Bleak from PyPI, unmodified, against blesim on a private bus: Tests/Bleak/central.py with the scenario
 /// Tests/Bleak/heart-rate.json. The script checks each step and exits non-zero on the first failure; its output
@@ -29,12 +19,9 @@ func bleakCentralAgainstBlesim() async throws {
         Issue.record("CI=true and no Bleak virtualenv at \(python): run scripts/bleak-venv.sh's ensure_bleak_venv")
         return
     }
-    try await PrivateBus.with { bus in
-        let sim = try await BlesimProcess.start(
-            address: bus.address, scenario: BlesimProcess.repositoryRoot + "/Tests/Bleak/heart-rate.json")
-        defer { sim.stop() }
+    try await TestBed.with(blesim: .file(BlesimProcess.repositoryRoot + "/Tests/Bleak/heart-rate.json")) { bed in
         let (output, status) = try await tool([
-            "env", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", "PYTHONDONTWRITEBYTECODE=1", python,
+            "env", "DBUS_SYSTEM_BUS_ADDRESS=\(bed.bus.address)", "PYTHONDONTWRITEBYTECODE=1", python,
             BlesimProcess.repositoryRoot + "/Tests/Bleak/central.py",
         ])
         #expect(status == 0, "central.py failed:\n\(output)")

@@ -18,7 +18,7 @@ func fileExists(_ path: String) -> Bool {
     return lstat(path, &status) == 0
 }
 
-/// A spawned child with its stdout and stderr read on the shared loop: TestSupport's ``TestProcess`` (its
+/// A spawned child with its stdout and stderr read on the shared loop: the kit's ``TestProcess`` (its
 /// environment exactly the one given), with this suite's call shapes. Every wait is awaited with a deadline.
 final class Child: Sendable {
     let process: TestProcess
@@ -121,7 +121,7 @@ final class RunningAgent {
     }
 
     /// A config in the agent's directory. By default the plugins are the
-    /// (not yet built) real role plugins in a missing directory, so the role
+    /// real role plugins named in a directory that does not exist, so the role
     /// fails to load and the agent lives on; `plugins` names other plugins
     /// (`central`, `peripheral`) loaded from the build directory.
     static func config(role: String, extra: String = "", plugins: (String, String)? = nil) -> String {

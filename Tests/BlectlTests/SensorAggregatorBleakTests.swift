@@ -3,21 +3,11 @@ import Glibc
 import JSON
 import Testing
 
-/// The virtualenv `scripts/bleak-venv.sh` creates (Bleak and bthome-ble pinned there), or `$BLEAK_PYTHON`.
-private let python: String =
-    getenv("BLEAK_PYTHON").map { String(cString: $0) } ?? repositoryRoot + "/.build/venv-bleak/bin/python"
+/// The virtualenv's interpreter (the kit's `BleakVenv`).
+private let python = BleakVenv.python
 
 /// In CI a missing virtualenv is a failure, never a silent skip; elsewhere the test is skipped with a message.
-private let bleakAvailable: Bool = {
-    if access(python, X_OK) == 0 { return true }
-    let inCI = getenv("CI").map { String(cString: $0) } == "true"
-    if !inCI {
-        print(
-            "SensorAggregatorBleakTests skipped: no \(python); run `. scripts/bleak-venv.sh && ensure_bleak_venv` (scripts/test.sh does)"
-        )
-    }
-    return inCI
-}()
+private let bleakAvailable = BleakVenv.enabled(for: "SensorAggregatorBleakTests")
 
 /// Bleak (PyPI, unmodified) as a real central against bleagent running SensorAggregator in the peripheral role on
 /// its embedded blesim: the agent on hci0, Tests/Bleak/sensor_aggregator.py on hci1 of the same private bus. The

@@ -77,8 +77,7 @@ struct SensorAggregatorSimTests {
 
         let connection = try await DBusConnection.connect(address: address)
         let central = CentralManager(
-            // StartNotify, not AcquireNotify: blesim (feat/blesim3) does not yet relay an
-            // AcquireNotify on a local application's characteristic to its StartNotify.
+            // StartNotify, not AcquireNotify: each value arrives as a PropertiesChanged signal.
             backend: try await BlueZCentralBackend(
                 connection: connection, options: BlueZCentralBackend.Options(acquireNotify: false)),
             options: CentralManager.Options(adapter: "/org/bluez/hci1"))

@@ -7,7 +7,7 @@ import Testing
 /// bleagent in the peripheral role with SensorAggregator on its embedded
 /// blesim, and blesim's own virtual central (`org.blesim.Control1`:
 /// CentralConnect, CentralSubscribe, CentralWrite, CentralRead and the
-/// Notification signal) as the client, as issue 7 names it.
+/// Notification signal) as the client.
 @Suite("SensorAggregator against blesim's virtual central", .serialized, .timeLimit(.minutes(3)))
 struct SensorAggregatorVirtualCentralTests {
     static let hci0 = DBusValue.string("hci0")

@@ -112,7 +112,7 @@ struct SimBackendProcessTests {
             update.stderr
                 == "blectl: agent error: characteristicNotFound: no published characteristic 00002a19-0000-1000-8000-00805f9b34fb (-32020)\n"
         )
-        // blesim has an advertising manager since feat/blesim3: advertising starts.
+        // blesim serves LEAdvertisingManager1: advertising starts.
         let advertise = try await blectl(socket + ["advertise", "start", "--name", "gw"])
         #expect(advertise.status == 0, "\(advertise)")
         #expect(try await blectl(socket + ["advertise", "stop"]).stdout == "advertising stopped\n")

@@ -3,7 +3,7 @@ import DBus
 import Foundation
 import Testing
 
-/// Issue 3's unmodified-clients item across adapters: BlueZ's example-gatt-server and
+/// Unmodified BlueZ clients across adapters: BlueZ's example-gatt-server and
 /// example-advertisement on hci0, and `bluetoothctl` (Debian's, unmodified) on hci1 scanning,
 /// connecting, listing the attributes, reading Battery Level and receiving Heart Rate Measurement
 /// notifications from the application through blesim.

@@ -7,7 +7,7 @@ import Glibc
 import IO
 import Testing
 
-/// Issue 4's central API items that the fault tests do not reach, against blesim (see ``FaultRig``):
+/// The central API items that the fault tests do not reach, against blesim (see ``FaultRig``):
 /// readRSSI, the retrieve calls, a Connect the peer never completes, the choice of adapter and
 /// `unsupported` for an adapter that is not there.
 @Suite("CentralManager's API over blesim", .serialized, .timeLimit(.minutes(1)))

@@ -6,7 +6,7 @@ import GATT
 import Synchronization
 import Testing
 
-/// Issue 4's faults, injected with blesim's org.blesim.Control1 into a CentralManager over
+/// Faults injected with blesim's org.blesim.Control1 into a CentralManager over
 /// BlueZCentralBackend (see ``FaultRig``).
 @Suite("CentralManager over blesim under injected faults", .serialized, .timeLimit(.minutes(1)))
 struct CentralFaultTests {
@@ -90,7 +90,9 @@ struct CentralFaultTests {
         }
     }
 
-    @Test("a power cycle: poweredOff then poweredOn, the scan resumes, the link and its subscription come back once")
+    @Test(
+        "a power cycle: the scan ends with poweredOff, the scan loop scans again, the link and its subscription come back once"
+    )
     func powerCycleRestoresScanConnectionAndSubscription() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
@@ -98,6 +100,8 @@ struct CentralFaultTests {
             let central = try await rig.central()
             let states = central.stateUpdates()
             let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))
+            let loop = FaultRig.scanLoop(central)
+            defer { loop.task.cancel() }
             let peripheral = try await FaultRig.findHRM(central, on: scan)
             let counter = try #require(try await FaultRig.connect(peripheral, with: central)[FaultRig.counter])
             var values = peripheral.notifications(for: counter).makeAsyncIterator()
@@ -110,9 +114,13 @@ struct CentralFaultTests {
             // PropertiesChanged with Powered true and never false: a client cannot see that cycle.)
             try await rig.setPowered(false)
             #expect(await first(states) { $0 == .poweredOff } == .poweredOff)
+            for await _ in scan {}
+            #expect(scan.end == .poweredOff, "the plain scan says why it ended")
+            #expect(await first(loop.events) { $0 == .ended(.poweredOff) } != nil)
             try await rig.setPowered(true)
             #expect(await first(states) { $0 == .poweredOn } == .poweredOn)
-            #expect(await first(discovering) { true } != nil, "discovery started again by itself")
+            #expect(await first(loop.events) { $0 == .scanning } != nil, "the loop scans again")
+            #expect(await first(discovering) { true } != nil, "discovery started again")
             #expect(central.isScanning)
             let id = peripheral.identifier
             #expect(await first(connections) { Self.isConnected($0, id) } != nil, "the wanted link came back")
@@ -177,14 +185,17 @@ struct CentralFaultTests {
         }
     }
 
-    @Test("blesim killed and started again: resetting, poweredOn, discovery, the link and its subscription come back")
+    @Test(
+        "blesim killed and started again: the scan ends with bluetoothdGone, the loop scans again, the link and its subscription come back"
+    )
     func blesimRestartRestoresEverything() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
             let central = try await rig.central()
             let states = central.stateUpdates()
-            let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))
-            let peripheral = try await FaultRig.findHRM(central, on: scan)
+            let loop = FaultRig.scanLoop(central)
+            defer { loop.task.cancel() }
+            let peripheral = try await FaultRig.findHRM(central, on: loop.found)
             let counter = try #require(try await FaultRig.connect(peripheral, with: central)[FaultRig.counter])
             var values = peripheral.notifications(for: counter).makeAsyncIterator()
             try await peripheral.setNotifyValue(true, for: counter)
@@ -194,12 +205,13 @@ struct CentralFaultTests {
             let connections = central.connectionEvents()
             await sim.kill()
             #expect(await first(states) { $0 == .resetting } == .resetting)
+            #expect(await first(loop.events) { $0 == .ended(.bluetoothdGone) } != nil)
             let second = try await rig.startSim()
             defer { second.stop() }
             #expect(await first(states) { $0 == .poweredOn } == .poweredOn)
             #expect(await first(discovering) { true } != nil, "discovery started on the new blesim")
             // The new blesim's device object appears once discovery hears it; then the manager reconnects it.
-            #expect(await first(scan) { $0.identifier == peripheral.identifier } != nil)
+            #expect(await first(loop.found) { $0.identifier == peripheral.identifier } != nil)
             let id = peripheral.identifier
             #expect(await first(connections) { Self.isConnected($0, id) } != nil, "the wanted link came back")
             let resolved = try await peripheral.discoverServices()

@@ -17,9 +17,10 @@ struct CentralGATTOverFakeBlueZTests {
 
     /// Scans, connects and discovers the fake's one characteristic.
     static func connect(
-        bus: PrivateBus, refuseAcquire: Bool = false, options: BlueZCentralBackend.Options = .init()
+        bus: PrivateBus, refuseAcquire: Bool = false, acquireMissing: Bool = false,
+        options: BlueZCentralBackend.Options = .init()
     ) async throws -> Connected {
-        let fake = try await FakeBlueZ.start(on: bus, refuseAcquire: refuseAcquire)
+        let fake = try await FakeBlueZ.start(on: bus, refuseAcquire: refuseAcquire, acquireMissing: acquireMissing)
         let client = try await bus.connect()
         let central = CentralManager(backend: try await BlueZCentralBackend(connection: client, options: options))
         _ = await first(central.stateUpdates()) { $0 == .poweredOn }
@@ -90,6 +91,27 @@ struct CentralGATTOverFakeBlueZTests {
             #expect(await first(calls) { _ in true } == "org.bluez.GattCharacteristic1.AcquireWrite")
             #expect(
                 await first(calls) { _ in true } == "org.bluez.GattCharacteristic1.WriteValue type=command value=[4]")
+            await c.client.close()
+            await c.fake.stop()
+        }
+    }
+
+    @Test(
+        "a stand-in without AcquireNotify/AcquireWrite (UnknownMethod): StartNotify and WriteValue are used, not notConnected"
+    )
+    func unknownAcquireMethodsFallBack() async throws {
+        try await PrivateBus.with { bus in
+            let c = try await Self.connect(bus: bus, acquireMissing: true)
+            let calls = c.fake.gatt.calls
+            try await c.peripheral.setNotifyValue(true, for: c.characteristic)
+            #expect(await first(calls) { _ in true } == "org.bluez.GattCharacteristic1.StartNotify")
+            let values = c.peripheral.notifications(for: c.characteristic)
+            try c.fake.gatt.setValue([0x06, 0x51], on: c.fake.connection.objects)
+            #expect(await first(values) { _ in true } == [0x06, 0x51])
+            try await c.peripheral.writeValue([5], for: c.characteristic, type: .withoutResponse)
+            #expect(
+                await first(calls) { _ in true } == "org.bluez.GattCharacteristic1.WriteValue type=command value=[5]")
+            #expect(c.peripheral.state == .connected)
             await c.client.close()
             await c.fake.stop()
         }

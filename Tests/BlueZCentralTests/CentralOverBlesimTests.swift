@@ -49,7 +49,9 @@ struct CentralOverBlesimTests {
         }
     }
 
-    @Test("power off gives poweredOff; power on gives poweredOn and discovery starts again by itself")
+    @Test(
+        "power off gives poweredOff; power on gives poweredOn; the scan ended with poweredOff and the scan loop starts discovery again"
+    )
     func powerCycleResumesScanning() async throws {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(address: bus.address)
@@ -62,6 +64,8 @@ struct CentralOverBlesimTests {
             let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))
             #expect(await first(starts) { true } != nil)
             #expect(await first(scan) { _ in true } != nil)
+            let loop = FaultRig.scanLoop(central)
+            defer { loop.task.cancel() }
             let setPowered = { (on: Bool) in
                 _ = try await monitor.call(
                     destination: "org.bluez", path: try ObjectPath("/org/bluez/hci0"),
@@ -70,16 +74,18 @@ struct CentralOverBlesimTests {
             }
             try await setPowered(false)
             #expect(await first(central.stateUpdates()) { $0 == .poweredOff } == .poweredOff)
+            for await _ in scan {}
+            #expect(scan.end == .poweredOff, "the scan says why it ended")
             try await setPowered(true)
             #expect(await first(central.stateUpdates()) { $0 == .poweredOn } == .poweredOn)
-            #expect(await first(starts) { true } != nil, "discovery started again after power on")
+            #expect(await first(starts) { true } != nil, "discovery started again by the scan loop after power on")
             #expect(central.isScanning)
             await client.close()
             await monitor.close()
         }
     }
 
-    @Test("blesim killed gives resetting; a new blesim gives poweredOn and the scan resumes on it")
+    @Test("blesim killed gives resetting and ends the scan; a new blesim gives poweredOn and the scan loop scans on it")
     func restartResumesScanning() async throws {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(address: bus.address)
@@ -90,14 +96,18 @@ struct CentralOverBlesimTests {
             let starts = try await Self.discoveringStarts(monitor)
             let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))
             #expect(await first(starts) { true } != nil)
+            let loop = FaultRig.scanLoop(central)
+            defer { loop.task.cancel() }
             let states = central.stateUpdates()
             await sim.kill()
             #expect(await first(states) { $0 == .resetting } == .resetting)
+            for await _ in scan {}
+            #expect(scan.end == .bluetoothdGone, "the scan says why it ended")
             let second = try await BlesimProcess.start(address: bus.address)
             defer { second.stop() }
             #expect(await first(states) { $0 == .poweredOn } == .poweredOn)
             #expect(await first(starts) { true } != nil, "discovery started on the new blesim")
-            #expect(await first(scan) { $0.name == "Near-A" } != nil)
+            #expect(await first(loop.found) { $0.name == "Near-A" } != nil)
             await client.close()
             await monitor.close()
         }

@@ -24,7 +24,9 @@ struct CentralOverFakeBlueZTests {
         }
     }
 
-    @Test("power off gives poweredOff; power on gives poweredOn and the running scan starts again")
+    @Test(
+        "power off gives poweredOff and ends the scan; power on gives poweredOn and the scan loop starts discovery again"
+    )
     func powerCycleResumesScan() async throws {
         try await PrivateBus.with { bus in
             let fake = try await FakeBlueZ.start(on: bus)
@@ -32,20 +34,22 @@ struct CentralOverFakeBlueZTests {
             let central = CentralManager(backend: try await BlueZCentralBackend(connection: client))
             let calls = fake.calls
             #expect(await first(central.stateUpdates()) { $0 == .poweredOn } == .poweredOn)
-            let scan = try central.scanForPeripherals()
+            let loop = FaultRig.scanLoop(central)
+            defer { loop.task.cancel() }
             #expect(await first(calls) { $0 == "StartDiscovery" } != nil)
             try fake.setPowered(false)
             #expect(await first(central.stateUpdates()) { $0 == .poweredOff } == .poweredOff)
+            #expect(await first(loop.events) { $0 == .ended(.poweredOff) } != nil)
             try fake.setPowered(true)
             #expect(await first(central.stateUpdates()) { $0 == .poweredOn } == .poweredOn)
             #expect(await first(calls) { $0 == "StartDiscovery" } != nil)
-            _ = scan
             await client.close()
             await fake.stop()
         }
     }
 
-    @Test("bluetoothd leaving gives resetting; a new one gives poweredOn and the scan starts on it")
+    @Test(
+        "bluetoothd leaving gives resetting and ends the scan; a new one gives poweredOn and the scan loop scans on it")
     func restartResumesScan() async throws {
         try await PrivateBus.with { bus in
             let fake = try await FakeBlueZ.start(on: bus)
@@ -54,13 +58,17 @@ struct CentralOverFakeBlueZTests {
             #expect(await first(central.stateUpdates()) { $0 == .poweredOn } == .poweredOn)
             let scan = try central.scanForPeripherals()
             #expect(await first(fake.calls) { $0 == "StartDiscovery" } != nil)
+            let loop = FaultRig.scanLoop(central)
+            defer { loop.task.cancel() }
             let states = central.stateUpdates()
             await fake.stop()
             #expect(await first(states) { $0 == .resetting } == .resetting)
+            for await _ in scan {}
+            #expect(scan.end == .bluetoothdGone)
             let second = try await FakeBlueZ.start(on: bus)
             #expect(await first(states) { $0 == .poweredOn } == .poweredOn)
             #expect(await first(second.calls) { $0 == "StartDiscovery" } != nil)
-            let found = await first(scan) { _ in true }
+            let found = await first(loop.found) { _ in true }
             #expect(found?.name == "HRM-1")
             await client.close()
             await second.stop()

@@ -16,19 +16,21 @@ final class FakeBlueZ: Sendable {
     let calls: AsyncStream<String>
     private let callSink: AsyncStream<String>.Continuation
 
-    private init(connection: DBusConnection, refuseAcquire: Bool) {
+    private init(connection: DBusConnection, refuseAcquire: Bool, acquireMissing: Bool) {
         self.connection = connection
-        self.gatt = FakeGATT(refuseAcquire: refuseAcquire)
+        self.gatt = FakeGATT(refuseAcquire: refuseAcquire, acquireMissing: acquireMissing)
         (calls, callSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     /// Exports the tree and takes the name `org.bluez`; with `refuseEveryone`
-    /// every call is answered AccessDenied (a bus policy that keeps us out).
+    /// every call is answered AccessDenied (a bus policy that keeps us out); with `acquireMissing`
+    /// characteristics have no AcquireNotify/AcquireWrite (libdbus answers UnknownMethod, as a
+    /// BlueZ stand-in without them does).
     static func start(
-        on bus: PrivateBus, refuseEveryone: Bool = false, refuseAcquire: Bool = false
+        on bus: PrivateBus, refuseEveryone: Bool = false, refuseAcquire: Bool = false, acquireMissing: Bool = false
     ) async throws -> FakeBlueZ {
         let connection = try await bus.connect()
-        let fake = FakeBlueZ(connection: connection, refuseAcquire: refuseAcquire)
+        let fake = FakeBlueZ(connection: connection, refuseAcquire: refuseAcquire, acquireMissing: acquireMissing)
         let authorize: ObjectServer.Authorizer?
         if refuseEveryone { authorize = { _ in false } } else { authorize = nil }
         connection.objects.addObjectManager(at: .root, authorize: authorize)

@@ -21,12 +21,14 @@ final class FakeGATT: Sendable {
     }
 
     let refuseAcquire: Bool
+    let acquireMissing: Bool
     let calls: AsyncStream<String>
     private let sink: AsyncStream<String>.Continuation
     private let peers = Mutex(Peers())
 
-    init(refuseAcquire: Bool) {
+    init(refuseAcquire: Bool, acquireMissing: Bool = false) {
         self.refuseAcquire = refuseAcquire
+        self.acquireMissing = acquireMissing
         (calls, sink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -123,7 +125,7 @@ final class FakeGATT: Sendable {
                             "Device", type: .objectPath, value: .objectPath(try ObjectPath(FakeBlueZ.devicePath))),
                     ])
             ])
-        let methods = [
+        var methods = [
             try ExportedMethod("ReadValue", in: "a{sv}", out: "ay") {
                 [self] call in
                 self.record(call)
@@ -153,6 +155,7 @@ final class FakeGATT: Sendable {
                 return try self.socketPair(\.write)
             },
         ]
+        if acquireMissing { methods.removeAll { $0.name.hasPrefix("Acquire") } }
         try objects.export(
             try ObjectPath(Self.characteristic),
             interfaces: [

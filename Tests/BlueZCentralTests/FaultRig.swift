@@ -79,11 +79,31 @@ struct FaultRig {
     }
 
     /// Finds HRM-C on `scan` and returns it.
-    static func findHRM(_ central: CentralManager, on scan: DiscoveryStream) async throws -> Peripheral {
+    static func findHRM(
+        _ central: CentralManager, on scan: some AsyncSequence<Discovery, Never> & Sendable
+    ) async throws -> Peripheral {
         guard let found = await first(scan, where: { $0.name == "HRM-C" }),
             let peripheral = central.retrievePeripherals(withIdentifiers: [found.identifier]).first
         else { throw Failure("HRM-C not found") }
         return peripheral
+    }
+
+    /// Runs ``CentralManager/scanWhilePoweredOn(withServices:options:onChange:_:)`` (duplicates on) in a
+    /// task until it is cancelled; its discoveries and loop events come out as streams.
+    static func scanLoop(
+        _ central: CentralManager
+    ) -> (task: Task<Void, Never>, found: AsyncStream<Discovery>, events: AsyncStream<CentralManager.ScanLoopEvent>) {
+        let (found, foundSink) = AsyncStream<Discovery>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let (events, eventSink) = AsyncStream<CentralManager.ScanLoopEvent>.makeStream()
+        let task = Task {
+            await central.scanWhilePoweredOn(
+                withServices: nil, options: ScanOptions(allowDuplicates: true),
+                onChange: { eventSink.yield($0) }
+            ) { foundSink.yield($0) }
+            foundSink.finish()
+            eventSink.finish()
+        }
+        return (task, found, events)
     }
 
     /// Connects `peripheral` and returns its characteristics by UUID.

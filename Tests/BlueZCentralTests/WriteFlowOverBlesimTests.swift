@@ -6,7 +6,7 @@ import GATT
 import Synchronization
 import Testing
 
-/// Issue 4's flow control for writes without response against blesim's link model: blesim reads
+/// Flow control for writes without response against blesim's link model: blesim reads
 /// an AcquireWrite socket only as fast as the link carries write commands and gives the client's
 /// end a send buffer of a few packets, so a faster writer meets a full socket (EAGAIN).
 @Suite("write-without-response flow control against blesim's link model", .serialized, .timeLimit(.minutes(1)))

@@ -6,7 +6,7 @@ import GATT
 import Synchronization
 import Testing
 
-/// Issue 4's transmit-queue flow control for indications against blesim's link model: blesim
+/// The transmit-queue flow control for indications against blesim's link model: blesim
 /// confirms an application's indications one connection event apart, one outstanding at a time,
 /// so BlueZPeripheralBackend's window of unconfirmed indications fills.
 @Suite("indication flow control against blesim's link model", .serialized, .timeLimit(.minutes(1)))

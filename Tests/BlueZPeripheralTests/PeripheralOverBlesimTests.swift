@@ -6,7 +6,7 @@ import GATT
 import Glibc
 import Testing
 
-/// Issue 4's peripheral requests against blesim: a PeripheralManager over BlueZPeripheralBackend
+/// ATT requests to a peripheral against blesim: a PeripheralManager over BlueZPeripheralBackend
 /// serves a service on hci0 and blesim's virtual central (org.blesim.Control1) reads, writes and
 /// subscribes, as a remote central's ATT requests reach an application through bluetoothd.
 @Suite("PeripheralManager's requests against blesim's virtual central", .serialized, .timeLimit(.minutes(1)))

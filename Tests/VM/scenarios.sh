@@ -1,5 +1,5 @@
 #!/bin/bash
-# VM payload: issue 8's end-to-end scenarios against the real bluetoothd 5.66, in one boot.
+# VM payload: the end-to-end scenarios against the real bluetoothd 5.66, in one boot.
 # Two bleagent processes, both driven and checked through blectl:
 #   p: the peripheral role on PERIPHERAL_HCI (the sensor aggregator, later the virtual payment
 #      terminal after a config change and a reload);
@@ -20,6 +20,10 @@
 #      RSSI 127 (btvirt's only value, HCI "not available": treated as unknown, never auto-selected),
 #      is told pos.select by name, and one payment is approved and one declined (indications); a Status
 #      Query written without response is answered by its indication.
+#   5. c switches to the sensor gateway while p advertises BTHome again (the aggregator): decoded readings,
+#      a reading event when the sensor file changes; then p stops advertising and an encrypted BTHome
+#      sensor (Tests/VM/bthome-advertiser.py, AES-CCM data) advertises on p's adapter: decrypted with the
+#      bind key from the gateway's key file.
 # Every check prints PASS:/FAIL:; the exit status is the number of failures (0 = all passed).
 # Build first on the host: swift build --build-tests; the Bleak venv: scripts/bleak-venv.sh.
 # Run: scripts/vm-test.sh Tests/VM/scenarios.sh      (guest timeout VM_TIMEOUT, default 240 s: use 420)
@@ -37,7 +41,8 @@ EX=/usr/share/doc/bluez-test-scripts/examples
 BLEAK_PY=$ROOT/.build/venv-bleak/bin/python
 started=$(date +%s)
 for f in "$BLECTL" "$BLEAGENT" "$ROOT/.build/debug/libSensorAggregator.so" "$ROOT/.build/debug/libVirtualPaymentTerminal.so" \
-    "$ROOT/.build/debug/libPaymentTerminalScanner.so" "$BLEAK_PY"; do
+    "$ROOT/.build/debug/libPaymentTerminalScanner.so" "$ROOT/.build/debug/libSensorGateway.so" \
+    "$ROOT/.build/debug/libDiagnostics.so" "$BLEAK_PY"; do
     [ -x "$f" ] || [ -f "$f" ] || { echo "FAIL: set-up: no $f (build on the host first)"; exit 3; }
 done
 
@@ -279,6 +284,61 @@ echo "declined: $declined"
 check "pos.pay 2500.00 EUR declined (amountLimit)" json_ok "$declined" '.state == "declined" and .phase == "final"'
 tstatus=$(jctl p call terminal.status)
 echo "terminal.status: $tstatus"
+
+# ---------------------------------------------------------------- scenario 5: the sensor gateway
+mark scenario-5-gateway
+agent_config p peripheral "$PERIPHERAL_HCI" SensorAggregator "$AGGREGATOR"
+reloaded=$(jctl p reload)
+check "reload p: the sensor aggregator runs again" json_ok "$reloaded" \
+    '.roleState.state == "running" and .roleState.plugin == "SensorAggregator"'
+expect_within 60 "the aggregator advertises again (ActiveInstances 1)" advertising_once "$PERIPHERAL_HCI"
+agent_config c central "$CENTRAL_HCI" SensorGateway '{ "eventIntervalSeconds": 1 }'
+reloaded=$(jctl c reload)
+check "reload c: the sensor gateway runs" json_ok "$reloaded" \
+    '.roleState.state == "running" and .roleState.plugin == "SensorGateway"'
+gw_device() { jctl c gateway device "$P_ADDR" 2> /dev/null; }
+# readings_are JQ: the device's readings as {name: value} satisfy JQ.
+readings_are() { gw_device | jq_true "([.readings[] | {(.name): .value}] | add) as \$r | $1"; }
+aggregator_decoded() { gw_device | jq_true '.kind == "aggregator"' && readings_are '$r.pressure == 1013.17'; }
+expect_within 90 "the gateway decodes the aggregator's BTHome advertisement (kind aggregator, 1013.17 hPa)" aggregator_decoded
+echo "gateway.device: $(gw_device)"
+check "readings from the real bluetoothd: 28.00 degC, 46.65 %, 1013.17 hPa, battery 87 %" readings_are \
+    '$r.temperature == 28 and $r.humidity == 46.65 and $r.pressure == 1013.17 and $r.battery == 87'
+check "RSSI 127 (btvirt's only value) is unknown: rssi null" json_ok "$(gw_device)" '.rssi == null and .encrypted == false'
+line0=$(($(wc -l < /lab-out/events-c.jsonl) + 1))
+echo 2950 > "$SCN/temp"
+# reading_since LINE ADDRESS NAME VALUE: a reading event of ADDRESS with NAME = VALUE from line LINE on.
+reading_since() {
+    [ "$(tail -n +"$1" /lab-out/events-c.jsonl | jq -c --arg a "$2" --arg n "$3" --argjson v "$4" \
+        'select(.kind == "plugin" and .data.name == "reading" and .data.data.address == $a)
+         | .data.data.readings[] | select(.name == $n and .value == $v)' 2> /dev/null | wc -l)" -ge 1 ]
+}
+expect_within 60 "a reading event: 29.50 degC after the sensor file changed" reading_since "$line0" "$P_ADDR" temperature 29.5
+stats=$(jctl c gateway stats)
+echo "gateway.stats: $stats"
+check "gateway.stats: reports decoded, no decode errors" json_ok "$stats" '.decoded > 0 and .decodeErrors == {}'
+ctl c gateway devices
+
+agent_config p peripheral "$PERIPHERAL_HCI" Diagnostics '{ "heartbeatSeconds": 0 }'
+reloaded=$(jctl p reload)
+check "reload p: Diagnostics (no advertisement)" json_ok "$reloaded" '.roleState.plugin == "Diagnostics"'
+expect_within 30 "no advertisement left on $PERIPHERAL_HCI" no_advertising
+# bthome-ble's published vector: 25.06 degC and 50.55 %, AES-CCM with the MAC 54:48:E6:8F:80:A5 in the data.
+$PY -u "$HERE/bthome-advertiser.py" "$PERIPHERAL_HCI" 43a5808fe64854f196c06ffb4900112233f08ecbde \
+    > /lab-out/bthome-advertiser.log 2>&1 & BLUEZ_PIDS+=($!)
+ENCRYPTED_ADV=$!
+expect_within 60 "an encrypted BTHome sensor advertises on $PERIPHERAL_HCI" grep -q '^advertising' /lab-out/bthome-advertiser.log
+install -m 600 /dev/null "$SCN/c/bthome-keys"
+echo "$P_ADDR 231d39c1d7cc1ab1aee224cd096db932" > "$SCN/c/bthome-keys"
+agent_config c central "$CENTRAL_HCI" SensorGateway "{ \"eventIntervalSeconds\": 1, \"keyFile\": \"$SCN/c/bthome-keys\" }"
+reloaded=$(jctl c reload)
+check "reload c: the gateway with a key file" json_ok "$reloaded" '.roleState.state == "running"'
+encrypted_decoded() { gw_device | jq_true '.encrypted' && readings_are '$r.temperature == 25.06 and $r.humidity == 50.55'; }
+expect_within 90 "the gateway decrypts the sensor's BTHome data with its bind key: 25.06 degC, 50.55 %" encrypted_decoded
+echo "gateway.device: $(gw_device)"
+check "the bind key is not in the central agent's log" sh -c '! grep -q 231d39c1d7cc1ab1aee224cd096db932 /lab-out/agent-c.log'
+kill "$ENCRYPTED_ADV" 2> /dev/null
+wait "$ENCRYPTED_ADV" 2> /dev/null
 
 # ---------------------------------------------------------------- the end
 mark end

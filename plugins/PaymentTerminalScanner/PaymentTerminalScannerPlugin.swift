@@ -25,20 +25,16 @@ final class PaymentTerminalScannerPlugin: RolePlugin {
         let central = self.central
         let logger = context.logger
         let scanning = Task {
-            while !Task.isCancelled {
-                for await state in central.stateUpdates() where state == .poweredOn { break }
-                guard !Task.isCancelled else { return }
-                do {
-                    let discoveries = try central.scanForPeripherals(
-                        withServices: [PaymentTerminalProfile.serviceUUID], options: ScanOptions(allowDuplicates: true))
-                    logger.info("scanning for payment terminals")
-                    for await found in discoveries { await engine.observe(found) }
-                } catch {
-                    logger.warning("cannot scan: \(error)")
+            await central.scanWhilePoweredOn(
+                withServices: [PaymentTerminalProfile.serviceUUID], options: ScanOptions(allowDuplicates: true),
+                onChange: { event in
+                    switch event {
+                    case .scanning: logger.info("scanning for payment terminals")
+                    case .refused(let error): logger.warning("cannot scan: \(error)")
+                    case .ended(let end): logger.info("scan ended: \(end)")
+                    }
                 }
-                // The scan ended (power off, bluetoothd gone): wait for poweredOn again.
-                for await state in central.stateUpdates() where state != .poweredOn { break }
-            }
+            ) { found in await engine.observe(found) }
         }
         let ticking = Task {
             while (try? await Task.sleep(for: .milliseconds(500))) != nil { await engine.tick() }

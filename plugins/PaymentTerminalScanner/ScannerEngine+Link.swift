@@ -116,7 +116,12 @@ extension ScannerEngine {
             battery = try? PaymentTerminalProfile.decodeBatteryLevel(try await peripheral.readValue(for: level))
             if let battery { table.setBatteryLevel(battery, for: key) }
         }
-        // Listen before subscribing, so no indication is missed.
+        // A fresh subscription on every link: after a reconnect the manager restores the wanted
+        // subscription in the background, and setNotifyValue(true) alone would return before
+        // the StartNotify, so a status query's answer could be indicated to nobody.
+        if peripheral.isNotifying(status) { try? await peripheral.setNotifyValue(false, for: status) }
+        try await peripheral.setNotifyValue(true, for: status)
+        // Indications that came since the subscription wait for this stream.
         let indications = peripheral.notifications(for: status)
         let terminalID = info.terminalID
         let listener = Task { [weak self] in
@@ -124,16 +129,6 @@ extension ScannerEngine {
                 guard let self else { return }
                 await self.received(value, from: terminalID)
             }
-        }
-        do {
-            // A fresh subscription on every link: after a reconnect the manager restores the wanted
-            // subscription in the background, and setNotifyValue(true) alone would return before
-            // the StartNotify, so a status query's answer could be indicated to nobody.
-            if peripheral.isNotifying(status) { try? await peripheral.setNotifyValue(false, for: status) }
-            try await peripheral.setNotifyValue(true, for: status)
-        } catch {
-            listener.cancel()
-            throw error
         }
         guard link?.key == key else {
             listener.cancel()

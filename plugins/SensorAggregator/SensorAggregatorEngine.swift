@@ -1,7 +1,7 @@
 import GATT
 
 /// Everything the sensor aggregator decides, as one pure state machine: the
-/// BLE shell (next session) feeds it readings, ingest datagrams, subscription
+/// BLE shell (`SensorAggregatorNode`) feeds it readings, ingest datagrams, subscription
 /// events, Config writes and the time, and performs the ``Action``s it
 /// returns. It never reads a clock, a file or a socket.
 public struct SensorAggregatorEngine: Sendable {

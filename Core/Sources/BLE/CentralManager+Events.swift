@@ -7,12 +7,14 @@ extension CentralManager {
         var failed: [OperationQueue.Action] = []
         var toReconnect: [PeripheralIdentifier] = []
         var synced: [String] = []
+        var resubscribe: [Resubscription] = []
         /// Device paths, in order: their link may have changed; `appeared` also reconnects a wanted one.
         var links: [(path: String, appeared: Bool)] = []
         var requestSnapshot = false
         var treeChanged = false
         var flowReady: String?
         var pauses: [(characteristic: String, paused: Bool)] = []
+        var endedScans: [ScanQueue] = []
     }
 
     /// Device1 properties that come with an advertisement report.
@@ -44,7 +46,7 @@ extension CentralManager {
                 for (path, asked) in state.servicesSyncRequested where asked.applied < state.mirror.snapshotsApplied {
                     if let after = asked.afterSerial, let serial, serial <= after { continue }
                     state.servicesSyncRequested[path] = nil
-                    state.servicesSynced.insert(path)
+                    effects.resubscribe += servicesConfirmed(path, state: &state)
                     effects.synced.append(path)
                 }
                 let adapters = state.mirror.adapters.map {
@@ -91,6 +93,7 @@ extension CentralManager {
     }
 
     private func perform(_ effects: Effects) {
+        for queue in effects.endedScans { queue.finish() }
         if let stateChange = effects.stateChange { stateBroadcast.yield(stateChange) }
         if effects.requestSnapshot { requestSnapshot() }
         run(effects.failed)
@@ -104,6 +107,7 @@ extension CentralManager {
             if appeared { reconnectIfWanted(path) }
         }
         if !effects.links.isEmpty { state.withLock { $0.currentDeltaSerial = nil } }
+        start(effects.resubscribe)
         for path in effects.synced { deviceLinkChanged(path) }
         if effects.treeChanged || !effects.synced.isEmpty { treeBroadcast.yield(()) }
     }
@@ -128,6 +132,7 @@ extension CentralManager {
             }
         }
         if before == .poweredOn && state.machine.state != .poweredOn {
+            effects.endedScans = endScans(leavingPoweredOnFor: state.machine.state, state: &state)
             for (path, var queue) in state.queues {
                 effects.failed += queue.linkDropped()
                 state.queues[path] = queue
@@ -198,7 +203,7 @@ extension CentralManager {
             let found =
                 discovery
                 ?? Discovery(
-                    identifier: id, name: device.advertisement.localName, rssi: device.rssi,
+                    identifier: id, address: device.address, name: device.advertisement.localName, rssi: device.rssi,
                     advertisement: device.advertisement)
             discovery = found
             let queue = scanner.queue

@@ -8,7 +8,7 @@ extension CentralManager {
         var needsSync = false
         var failed: [OperationQueue.Action] = []
         var event: ConnectionEvent?
-        var resubscribe: [(CharacteristicReference, String, UInt64)] = []
+        var resubscribe: [Resubscription] = []
         var lostWanted: PeripheralIdentifier?
         state.withLock { state in
             guard let device = state.scopedDevice(at: path), let id = state.mirror.identifier(ofDeviceAt: path) else {
@@ -37,14 +37,7 @@ extension CentralManager {
                     needsSync = true
                 }
                 if device.servicesResolved && state.servicesSynced.contains(path) {
-                    let (generation, references) = state.subscriptions.linkUp(id)
-                    for reference in references {
-                        if let characteristicPath = state.mirror.characteristicPath(for: reference) {
-                            resubscribe.append((reference, characteristicPath, generation))
-                        } else {
-                            _ = state.subscriptions.startFailed(reference, generation: generation)
-                        }
-                    }
+                    resubscribe = linkUp(id, state: &state)
                 }
             }
             if !device.connected {
@@ -68,7 +61,50 @@ extension CentralManager {
         if let lostWanted { scheduleReconnect(lostWanted, after: options.reconnectPolicy.firstDelay) }
         if let event { connectionBroadcast.yield(event) }
         if needsSync { requestSnapshot() }
-        for (reference, characteristicPath, generation) in resubscribe {
+        start(resubscribe)
+    }
+
+    /// A subscription to start again on a new link generation.
+    struct Resubscription {
+        var reference: CharacteristicReference
+        var characteristicPath: String
+        var generation: UInt64
+    }
+
+    /// The services of the device at `path` are confirmed (a snapshot after its
+    /// ServicesResolved, or the signals when no snapshot came): marks them so
+    /// and, its link being up, starts the link's generation in the same
+    /// critical section. A `setNotifyValue` that finds the services usable so
+    /// finds the link up too, and starts its subscription itself; one that came
+    /// before is started by the returned list (see ``start(_:)``).
+    func servicesConfirmed(_ path: String, state: inout State) -> [Resubscription] {
+        state.servicesSynced.insert(path)
+        guard let device = state.scopedDevice(at: path), device.connected, device.servicesResolved,
+            let id = state.mirror.identifier(ofDeviceAt: path)
+        else { return [] }
+        return linkUp(id, state: &state)
+    }
+
+    /// A new link generation of `id` (nothing when it has one): the wanted
+    /// subscriptions to start on it; one whose characteristic is gone fails.
+    private func linkUp(_ id: PeripheralIdentifier, state: inout State) -> [Resubscription] {
+        let (generation, references) = state.subscriptions.linkUp(id)
+        var resubscribe: [Resubscription] = []
+        for reference in references {
+            if let characteristicPath = state.mirror.characteristicPath(for: reference) {
+                resubscribe.append(
+                    .init(reference: reference, characteristicPath: characteristicPath, generation: generation))
+            } else {
+                _ = state.subscriptions.startFailed(reference, generation: generation)
+            }
+        }
+        return resubscribe
+    }
+
+    /// Starts each subscription of a new link generation (StartNotify, or AcquireNotify where used).
+    func start(_ resubscribe: [Resubscription]) {
+        for item in resubscribe {
+            let (reference, characteristicPath, generation) = (item.reference, item.characteristicPath, item.generation)
             let backend = self.backend
             Task { [weak self] in
                 var change = NotificationStateChange(characteristic: reference, isNotifying: true)

@@ -24,6 +24,12 @@ struct NotificationRoutes: Sendable {
     var pauses = 0
     /// The counters of streams that ended.
     var ended = QueueCounters()
+    /// Values of wanted subscriptions that came while no stream of theirs was open, waiting for the next
+    /// ``CentralManager/notificationStream(for:)`` (at most the stream capacity per subscription; when full,
+    /// the oldest is dropped and counted).
+    var held: [CharacteristicReference: FIFOBuffer<[UInt8]>] = [:]
+    /// What went through ``held``: offered, handed to a stream (delivered), dropped, waiting now.
+    var heldCounters = QueueCounters()
 
     var streamCount: Int { subscribers.values.reduce(0) { $0 + $1.count } }
 
@@ -32,16 +38,44 @@ struct NotificationRoutes: Sendable {
             streams.values.reduce(total) { $0 + $1.queue.counters }
         }
     }
+
+    /// Holds `value` for a wanted subscription with no open stream.
+    mutating func hold(_ value: [UInt8], for reference: CharacteristicReference, capacity: Int) {
+        heldCounters.offered += 1
+        let dropped = held[reference, default: FIFOBuffer(capacity: capacity)].push(value)
+        heldCounters.dropped += dropped
+        heldCounters.waiting += 1 - dropped
+        heldCounters.highWater = max(heldCounters.highWater, held[reference]?.count ?? 0)
+    }
+
+    /// Takes the values held for `reference` (for its new stream).
+    mutating func takeHeld(for reference: CharacteristicReference) -> [[UInt8]] {
+        guard var buffer = held.removeValue(forKey: reference) else { return [] }
+        var values: [[UInt8]] = []
+        while let value = buffer.pop() { values.append(value) }
+        heldCounters.delivered += values.count
+        heldCounters.waiting = held.values.reduce(0) { $0 + $1.count }
+        return values
+    }
+
+    /// Forgets the values held for `reference` (its subscription ended); they count as dropped.
+    mutating func dropHeld(for reference: CharacteristicReference) {
+        guard let buffer = held.removeValue(forKey: reference) else { return }
+        heldCounters.dropped += buffer.count
+        heldCounters.waiting = held.values.reduce(0) { $0 + $1.count }
+    }
 }
 
 extension CentralManager {
-    /// A new stream of the values of the characteristic `reference` names (see ``NotificationStream``).
+    /// A new stream of the values of the characteristic `reference` names (see ``NotificationStream``),
+    /// starting with the values its subscription received while no stream was open.
     func notificationStream(for reference: CharacteristicReference) -> NotificationStream {
         let capacity = options.notificationQueueCapacity
         let subscriber = NotificationSubscriber(capacity: capacity)
         let id = state.withLock { state in
             state.notifications.nextID += 1
             let id = state.notifications.nextID
+            for value in state.notifications.takeHeld(for: reference) { subscriber.queue.push(value) }
             state.notifications.subscribers[reference, default: [:]][id] = subscriber
             return id
         }
@@ -56,11 +90,12 @@ extension CentralManager {
         return NotificationStream(queue: queue, lifetime: QueueLifetime { queue.finish() }, capacity: capacity)
     }
 
-    /// Puts `value` in every stream of the characteristic at `path`; a stream
-    /// past half full pauses an AcquireNotify socket (``CentralBackend/setNotificationsPaused(_:characteristic:)``).
+    /// Puts `value` in every stream of the characteristic at `path` (or, while none is open and its
+    /// subscription is wanted, holds it for the next stream); a stream past half full pauses an
+    /// AcquireNotify socket (``CentralBackend/setNotificationsPaused(_:characteristic:)``).
     func deliverNotification(_ value: [UInt8], characteristic path: String, state: inout State, effects: inout Effects)
     {
-        guard !state.notifications.subscribers.isEmpty else { return }
+        guard !state.notifications.subscribers.isEmpty || !state.subscriptions.isEmpty else { return }
         let reference: CharacteristicReference
         if let known = state.notifications.references[path] {
             reference = known
@@ -69,7 +104,12 @@ extension CentralManager {
             state.notifications.references[path] = found
             reference = found
         }
-        guard let streams = state.notifications.subscribers[reference] else { return }
+        guard let streams = state.notifications.subscribers[reference] else {
+            if state.subscriptions.status(of: reference) != nil {
+                state.notifications.hold(value, for: reference, capacity: options.notificationQueueCapacity)
+            }
+            return
+        }
         let high = options.notificationQueueCapacity / 2
         for (id, subscriber) in streams {
             let queue = subscriber.queue

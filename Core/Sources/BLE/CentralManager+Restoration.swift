@@ -43,3 +43,22 @@ extension CentralManager {
         }
     }
 }
+
+extension CentralManager {
+    /// The restoration store the manager persists to (``Options/restoration``), nil without one.
+    public var restorationStore: RestorationStore? { options.restoration }
+
+    /// The subscriptions the manager wants now (restored ones included), sorted.
+    public var wantedSubscriptions: [CharacteristicReference] { state.withLock { $0.subscriptions.references } }
+
+    /// The peripherals the manager keeps connected now (restored ones included), sorted.
+    public var wantedConnections: [PeripheralIdentifier] { state.withLock { $0.desiredConnections.sorted() } }
+
+    /// Notified and indicated values of the characteristic `reference` names,
+    /// across reconnects: ``Peripheral/notifications(for:)`` for a
+    /// subscription known only by its reference (one restored after a
+    /// restart, before its peripheral is connected again).
+    public func notifications(for reference: CharacteristicReference) -> NotificationStream {
+        notificationStream(for: reference)
+    }
+}

@@ -24,21 +24,23 @@ extension CentralManager {
     }
 
     private func snapshotFinished(failed: Bool) {
-        let unconfirmed = state.withLock { state -> [String] in
+        let (unconfirmed, resubscribe) = state.withLock { state -> ([String], [Resubscription]) in
             state.snapshotRequest.running = nil
             var unconfirmed: [String] = []
+            var resubscribe: [Resubscription] = []
             if failed {
                 state.mirror.snapshotFailed()
                 unconfirmed = state.servicesSyncRequested.keys.sorted()
                 state.servicesSyncRequested = [:]
-                state.servicesSynced.formUnion(unconfirmed)
+                for path in unconfirmed { resubscribe += servicesConfirmed(path, state: &state) }
             }
             if state.snapshotRequest.again {
                 state.snapshotRequest.again = false
                 startSnapshot(state: &state)
             }
-            return unconfirmed
+            return (unconfirmed, resubscribe)
         }
+        start(resubscribe)
         for path in unconfirmed { deviceLinkChanged(path) }
         if !unconfirmed.isEmpty { treeBroadcast.yield(()) }
     }
@@ -101,6 +103,7 @@ extension CentralManager {
             statistics.scanCount = state.scanners.count
             statistics.scans = state.scanners.values.reduce(state.statistics.scans) { $0 + $1.queue.counters }
             statistics.notifications = state.notifications.counters
+            statistics.heldNotifications = state.notifications.heldCounters
             statistics.notificationStreams = state.notifications.streamCount
             statistics.notificationPauses = state.notifications.pauses
             return statistics

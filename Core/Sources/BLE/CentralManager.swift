@@ -109,12 +109,22 @@ public final class CentralManager: Sendable {
         let fail: @Sendable (BLEError) -> Void
     }
 
+    typealias ScanQueue = AsyncQueue<CoalescingBuffer<PeripheralIdentifier, Discovery>>
+
     struct Scanner: Sendable {
         var filter: ScanFilter
         let queue: AsyncQueue<CoalescingBuffer<PeripheralIdentifier, Discovery>>
+        let ending: ScanEnding
         /// What was last reported per device path (without duplicates only);
         /// entries go with the device, so it is bounded like the mirror.
         var reported: [String: AdvertisementData] = [:]
+
+        /// The queue's counters once it ends (nothing waits any more).
+        var endedCounters: QueueCounters {
+            var counters = queue.counters
+            counters.waiting = 0
+            return counters
+        }
     }
 
     let backend: any CentralBackend
@@ -190,7 +200,10 @@ public final class CentralManager: Sendable {
             state.refreshTasks.values.forEach { $0.cancel() }
             state.snapshotRequest.running?.cancel()
             state.pruneTimer?.task.cancel()
-            return state.scanners.values.map(\.queue)
+            return state.scanners.values.map { scanner in
+                scanner.ending.set(.managerClosed)
+                return scanner.queue
+            }
         }
         queues.forEach { $0.finish() }
     }
@@ -214,7 +227,10 @@ public final class CentralManager: Sendable {
     /// are reported. A consumer that falls behind gets each peripheral's
     /// newest report with the count it stands for (``DiscoveryStream``).
     /// Ending the stream's iteration (or ``stopScan()``) stops this scan;
-    /// BlueZ discovery stops with the last scan.
+    /// BlueZ discovery stops with the last scan. The stream also ends when the
+    /// manager leaves poweredOn (adapter off, bluetoothd gone, adapter gone):
+    /// ``DiscoveryStream/end`` says why; ``scanWhilePoweredOn(withServices:options:onChange:_:)``
+    /// scans again when it can.
     ///
     /// - Throws: the state's refusal unless poweredOn.
     public func scanForPeripherals(
@@ -223,20 +239,30 @@ public final class CentralManager: Sendable {
         let capacity = self.options.scanQueueCapacity
         let queue = AsyncQueue(CoalescingBuffer<PeripheralIdentifier, Discovery>(capacity: capacity))
         let filter = ScanFilter(services: services, options: options)
+        let ending = ScanEnding()
         let token: DiscoverySession.Token = try state.withLock { state throws(BLEError) in
             if let refusal = state.machine.state.refusal { throw refusal }
             let (token, actions) = state.discovery.add(filter)
-            state.scanners[token] = Scanner(filter: filter, queue: queue)
+            state.scanners[token] = Scanner(filter: filter, queue: queue, ending: ending)
             perform(actions, adapter: state.machine.adapterPath)
             return token
         }
-        queue.setOnTermination { [weak self] in self?.endScan(token) }
-        return DiscoveryStream(queue: queue, lifetime: QueueLifetime { queue.finish() }, capacity: capacity)
+        queue.setOnTermination { [weak self] in
+            ending.set(.stopped)
+            self?.endScan(token)
+        }
+        return DiscoveryStream(
+            queue: queue, lifetime: QueueLifetime { queue.finish() }, ending: ending, capacity: capacity)
     }
 
-    /// Stops every scan and ends their streams.
+    /// Stops every scan and ends their streams (``ScanEnd/stopped``).
     public func stopScan() {
-        let queues = state.withLock { state in state.scanners.values.map(\.queue) }
+        let queues = state.withLock { state in
+            state.scanners.values.map { scanner in
+                scanner.ending.set(.stopped)
+                return scanner.queue
+            }
+        }
         for queue in queues { queue.finish() }
     }
 
@@ -305,10 +331,23 @@ public final class CentralManager: Sendable {
     func endScan(_ token: DiscoverySession.Token) {
         state.withLock { state in
             guard let scanner = state.scanners.removeValue(forKey: token) else { return }
-            var ended = scanner.queue.counters
-            ended.waiting = 0
-            state.statistics.scans = state.statistics.scans + ended
+            state.statistics.scans = state.statistics.scans + scanner.endedCounters
             perform(state.discovery.remove(token), adapter: state.machine.adapterPath)
+        }
+    }
+
+    /// Ends every scan because the manager left poweredOn for `managerState`
+    /// (BlueZ forgot the discovery: nothing is sent); returns their queues, to
+    /// finish once the state lock is released.
+    func endScans(leavingPoweredOnFor managerState: ManagerState, state: inout State) -> [ScanQueue] {
+        let end = ScanEnd(leavingPoweredOnFor: managerState)
+        let scanners = state.scanners
+        state.scanners = [:]
+        state.discovery = DiscoverySession(continuingAfter: state.discovery)
+        return scanners.values.map { scanner in
+            scanner.ending.set(end)
+            state.statistics.scans = state.statistics.scans + scanner.endedCounters
+            return scanner.queue
         }
     }
 

@@ -20,6 +20,10 @@ public struct CentralStatistics: Hashable, Sendable {
     public var scanCount = 0
     /// The notification streams' queues, merged (``NotificationStream``).
     public var notifications = QueueCounters()
+    /// Values of wanted subscriptions that arrived while none of their streams
+    /// was open, held for the next stream (delivered: handed to one; dropped:
+    /// past the capacity or the subscription ended).
+    public var heldNotifications = QueueCounters()
     /// How many notification streams are open.
     public var notificationStreams = 0
     /// How many times an AcquireNotify socket was paused because a consumer fell behind.

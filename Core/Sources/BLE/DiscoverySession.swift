@@ -26,6 +26,12 @@ struct DiscoverySession: Sendable {
     /// No scanners.
     public init() {}
 
+    /// No scanners, with tokens continuing after `previous`'s (BlueZ forgot
+    /// its discovery: the adapter powered off or bluetoothd left).
+    public init(continuingAfter previous: DiscoverySession) {
+        nextToken = previous.nextToken
+    }
+
     /// Whether any scanner is active, i.e. discovery should be running.
     public var isActive: Bool { !scanners.isEmpty }
 

@@ -28,26 +28,38 @@
 /// with ``snapshotRequested()``) keeps, path by path, what live deltas newer
 /// than its reply changed meanwhile: the reply is older than they are.
 ///
-/// The mirror is bounded: ``prune(now:)`` drops devices that are neither
-/// connected nor paired and have not been heard from (no signal about their
-/// Device1) within ``Limits/staleDeviceAge``, and the least recently heard
-/// such devices beyond ``Limits/maximumDevices``, together with the objects
-/// below them. It looks only at the oldest devices (a ``RecencyList``), so
-/// pruning costs nothing while nothing is due.
+/// The mirror follows bluetoothd's own removals: bluetoothd keeps a
+/// temporary (unconnected, unpaired) device while it hears it and removes it
+/// (InterfacesRemoved) once it has not heard it for its TemporaryTimeout
+/// (30 s), or when discovery stops. In a scan without duplicates a device
+/// whose advertisement does not change (an RSSI that moves by less than
+/// 8 dBm) is heard without any signal, so the time since its last signal
+/// says nothing about whether bluetoothd still holds it. The mirror is
+/// bounded all the same: ``prune(now:)`` drops the least recently signalled
+/// such devices beyond ``Limits/maximumDevices`` (counted in
+/// ``Counters/devicesEvicted``), and, as a backstop for a BlueZ that never
+/// removes its devices or a removal that was lost, those without a signal
+/// for ``Limits/staleDeviceAge`` (counted in ``Counters/devicesExpired``),
+/// together with the objects below them. A device dropped while BlueZ still
+/// holds it comes back with its next signal (a refresh). Pruning looks only
+/// at the oldest devices (a ``RecencyList``), so it costs nothing while
+/// nothing is due.
 public struct ObjectTreeMirror: Sendable {
     /// Bounds on the mirrored devices and the buffered deltas.
     public struct Limits: Hashable, Sendable {
-        /// Unconnected, unpaired devices not heard from for this long are
-        /// dropped (bluetoothd's TemporaryTimeout is 30 s).
+        /// Unconnected, unpaired devices without a signal for this long are
+        /// dropped: a backstop, far longer than bluetoothd's TemporaryTimeout
+        /// (30 s), because bluetoothd removes the devices it stops hearing
+        /// itself and keeps, without signalling them, those it hears unchanged.
         public var staleDeviceAge: Duration
         /// At most this many unconnected, unpaired devices are kept.
         public var maximumDevices: Int
         /// At most this many deltas are buffered before the first snapshot.
         public var maximumBufferedDeltas: Int
 
-        /// Limits; by default 30 seconds, 16,384 devices and 16,384 buffered deltas.
+        /// Limits; by default one hour, 16,384 devices and 16,384 buffered deltas.
         public init(
-            staleDeviceAge: Duration = .seconds(30), maximumDevices: Int = 16_384,
+            staleDeviceAge: Duration = .seconds(3600), maximumDevices: Int = 16_384,
             maximumBufferedDeltas: Int = 16_384
         ) {
             self.staleDeviceAge = staleDeviceAge
@@ -58,7 +70,7 @@ public struct ObjectTreeMirror: Sendable {
 
     /// What the mirror dropped to stay within its ``Limits``.
     public struct Counters: Hashable, Sendable {
-        /// Devices dropped because they were not heard from within the stale age.
+        /// Devices dropped because they had no signal within the stale age.
         public var devicesExpired = 0
         /// Devices dropped because there were more than the maximum.
         public var devicesEvicted = 0
@@ -220,7 +232,7 @@ public struct ObjectTreeMirror: Sendable {
         snapshotRequested()
     }
 
-    /// Drops stale devices and those beyond the maximum (see ``Limits``);
+    /// Drops devices beyond the maximum and those past the backstop age (see ``Limits``);
     /// returns their removal. Costs nothing while nothing is due.
     public mutating func prune(now: BLEInstant) -> [ObjectTreeChange] {
         var drop: [String] = []

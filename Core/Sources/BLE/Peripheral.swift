@@ -58,7 +58,9 @@ public final class Peripheral: Sendable {
     /// `uuids` (all for nil).
     ///
     /// - Throws: ``BLEError/Code/notConnected``, or ``BLEError/Code/timeout``
-    ///   after ``CentralManager/Options/connectTimeout``.
+    ///   after ``CentralManager/Options/connectTimeout``, its message naming
+    ///   what was missing (the link, Device1.ServicesResolved, or the
+    ///   snapshot confirming the services).
     public func discoverServices(_ uuids: [BluetoothUUID]? = nil) async throws(BLEError) -> [RemoteService] {
         try await waitForResolvedServices()
         return services.filter { uuids?.contains($0.uuid) ?? true }
@@ -189,6 +191,14 @@ public final class Peripheral: Sendable {
     /// Subscribes to (or unsubscribes from) notifications or indications.
     /// The subscription is the manager's own state: it is restored exactly
     /// once after every reconnect until turned off.
+    ///
+    /// Values are kept from the moment the subscription is wanted: those that
+    /// arrive while no ``notifications(for:)`` stream of the characteristic is
+    /// open wait for the next one (at most
+    /// ``CentralManager/Options/notificationQueueCapacity``; past that the
+    /// oldest is dropped, counted in ``CentralStatistics/heldNotifications``),
+    /// so subscribing first and listening after loses nothing. Turning the
+    /// subscription off drops what waits.
     public func setNotifyValue(_ enabled: Bool, for characteristic: RemoteCharacteristic) async throws(BLEError) {
         guard characteristic.properties.contains(.notify) || characteristic.properties.contains(.indicate) else {
             throw BLEError(.operationNotSupported, message: "characteristic cannot notify or indicate")
@@ -219,14 +229,20 @@ public final class Peripheral: Sendable {
                 }
                 central.notificationStateBroadcast.yield(.init(characteristic: reference, isNotifying: true))
             } catch {
-                _ = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
+                central.state.withLock { state in
+                    _ = state.subscriptions.unsubscribe(reference)
+                    state.notifications.dropHeld(for: reference)
+                }
                 try? await central.persist()
                 central.notificationStateBroadcast.yield(
                     .init(characteristic: reference, isNotifying: false, error: error))
                 throw error
             }
         } else {
-            let wasStarted = central.state.withLock { $0.subscriptions.unsubscribe(reference) }
+            let wasStarted = central.state.withLock { state in
+                state.notifications.dropHeld(for: reference)
+                return state.subscriptions.unsubscribe(reference)
+            }
             try await central.persist()
             guard wasStarted else {
                 central.notificationStateBroadcast.yield(.init(characteristic: reference, isNotifying: false))
@@ -292,7 +308,10 @@ public final class Peripheral: Sendable {
     }
 
     /// Notified and indicated values of `characteristic`, across reconnects
-    /// (a bounded stream: see ``NotificationStream``).
+    /// (a bounded stream: see ``NotificationStream``). It starts with the
+    /// values the subscription received while no stream was open (see
+    /// ``setNotifyValue(_:for:)``), so it may be called before or after
+    /// subscribing.
     public func notifications(for characteristic: RemoteCharacteristic) -> NotificationStream {
         central.notificationStream(for: characteristic.reference)
     }
@@ -366,7 +385,25 @@ public final class Peripheral: Sendable {
         switch resolved {
         case true: return
         case false: throw BLEError.notConnected
-        default: throw BLEError.timeout
+        default: throw BLEError(.timeout, message: servicesWaitCause())
+        }
+    }
+
+    /// What the wait for resolved services was still missing at its deadline.
+    private func servicesWaitCause() -> String {
+        let seconds = central.options.connectTimeout.components.seconds
+        return central.state.withLock { state in
+            guard let path = state.devicePath(for: identifier), let device = state.mirror.device(at: path) else {
+                return "the device went away while waiting for its services"
+            }
+            guard device.connected else {
+                return "the link did not come up within \(seconds) s (Device1.Connected stayed false)"
+            }
+            guard device.servicesResolved else {
+                return
+                    "services never resolved: Device1.ServicesResolved stayed false for \(seconds) s on a connected link"
+            }
+            return "services resolved, but GetManagedObjects did not confirm them within \(seconds) s"
         }
     }
 }

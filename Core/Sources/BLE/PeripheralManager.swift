@@ -36,6 +36,7 @@ public final class PeripheralManager: Sendable {
         var services: [GATTService] = []
         var advertisement: (data: AdvertisingData, extended: Bool)?
         var subscribers: [LocalCharacteristic: [PeripheralIdentifier: ATTMTU]] = [:]
+        var registrationFailures: [RegistrationFailure.Kind: BLEError] = [:]
     }
 
     let backend: any PeripheralBackend
@@ -46,6 +47,7 @@ public final class PeripheralManager: Sendable {
     private let requestBroadcast = Broadcast<ATTRequest>(capacity: 4096)
     private let subscriptionBroadcast = Broadcast<SubscriptionEvent>(capacity: 1024)
     private let readyBroadcast = Broadcast<Void>(capacity: 1)
+    let registrationBroadcast = Broadcast<[RegistrationFailure]>(capacity: 16)
     private let pump = Mutex<Task<Void, Never>?>(nil)
     /// Writes the restoration state on the blocking pool (made at the first save).
     private let persistence = Mutex<CoalescingWriter<Void>?>(nil)
@@ -153,8 +155,10 @@ public final class PeripheralManager: Sendable {
             try await backend.registerAdvertisement(adapter: adapter, data, extended: useExtended)
         } catch {
             state.withLock { $0.advertisement = nil }
+            recordRegistration(.advertisement, failure: error)
             throw error
         }
+        recordRegistration(.advertisement, failure: nil)
         try await persist()
     }
 
@@ -183,6 +187,7 @@ public final class PeripheralManager: Sendable {
             state.advertisement = nil
             return state.machine.adapterPath
         }
+        recordRegistration(.advertisement, failure: nil)
         try await persist()
         guard let adapter else { return }
         try await backend.unregisterAdvertisement(adapter: adapter)
@@ -228,7 +233,13 @@ public final class PeripheralManager: Sendable {
             change(&state.services)
             return (adapter, state.services)
         }
-        try await backend.setApplication(adapter: adapter, services: services)
+        do throws(BLEError) {
+            try await backend.setApplication(adapter: adapter, services: services)
+        } catch {
+            recordRegistration(.application, failure: error)
+            throw error
+        }
+        recordRegistration(.application, failure: nil)
         try await persist()
     }
 
@@ -324,15 +335,27 @@ public final class PeripheralManager: Sendable {
         let (adapter, services, advertisement) = registrations
         guard let adapter else { return }
         let backend = self.backend
-        Task {
-            if !services.isEmpty { try? await backend.setApplication(adapter: adapter, services: services) }
+        Task { [weak self] in
+            if !services.isEmpty {
+                do throws(BLEError) {
+                    try await backend.setApplication(adapter: adapter, services: services)
+                    self?.recordRegistration(.application, failure: nil)
+                } catch {
+                    self?.recordRegistration(.application, failure: error)
+                }
+            }
             if let advertisement {
                 // Restored from disk the choice is unknown (saved data only): choose again.
                 let extended =
                     (try? Self.checkFits(advertisement.data, extended: false)) != nil
                     ? advertisement.extended
                     : ((try? await backend.advertisingCapabilities(adapter: adapter))?.extendedAdvertising ?? true)
-                try? await backend.registerAdvertisement(adapter: adapter, advertisement.data, extended: extended)
+                do throws(BLEError) {
+                    try await backend.registerAdvertisement(adapter: adapter, advertisement.data, extended: extended)
+                    self?.recordRegistration(.advertisement, failure: nil)
+                } catch {
+                    self?.recordRegistration(.advertisement, failure: error)
+                }
             }
         }
     }

@@ -20,13 +20,18 @@ final class QueueLifetime: Sendable {
 /// (at most ``capacity``; new peripherals beyond that are dropped and
 /// counted), never for the time it stopped, and then sees every peripheral's
 /// newest state. Ending the iteration (or releasing the stream, or
-/// cancelling the consuming task) stops this scan.
+/// cancelling the consuming task) stops this scan. The stream ends by itself
+/// when the manager leaves poweredOn; ``end`` says why it ended.
 public struct DiscoveryStream: AsyncSequence, Sendable {
     /// Each element is one peripheral's newest discovery.
     public typealias Element = Discovery
 
     let queue: AsyncQueue<CoalescingBuffer<PeripheralIdentifier, Discovery>>
     let lifetime: QueueLifetime
+    let ending: ScanEnding
+
+    /// Why the scan ended; nil while it runs. Set before the iteration sees its end.
+    public var end: ScanEnd? { ending.value }
 
     /// The most peripherals that can wait at once.
     public let capacity: Int

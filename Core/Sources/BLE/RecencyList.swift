@@ -50,6 +50,17 @@ public struct RecencyList<Key: Hashable & Sendable>: Sendable {
         return (key, nodes[oldestSlot].touched)
     }
 
+    /// The keys last touched `age` or longer before `now`, oldest first.
+    @inlinable public func keys(untouchedFor age: Duration, at now: BLEInstant) -> [Key] {
+        var keys: [Key] = []
+        var slot = oldestSlot
+        while slot >= 0, now - nodes[slot].touched >= age {
+            if let key = nodes[slot].key { keys.append(key) }
+            slot = nodes[slot].newer
+        }
+        return keys
+    }
+
     /// Makes `key` the most recently touched, at `now` (inserting it if new).
     @inlinable public mutating func touch(_ key: Key, at now: BLEInstant) {
         let instant = newestSlot >= 0 ? max(now, nodes[newestSlot].touched) : now

@@ -65,6 +65,10 @@ public enum PeripheralState: String, Hashable, Sendable {
 public struct Discovery: Hashable, Sendable {
     /// The peripheral's identifier.
     public var identifier: PeripheralIdentifier
+    /// Its Bluetooth address (Device1.Address, `AA:BB:CC:DD:EE:FF`): what
+    /// advertisement formats that authenticate their sender (encrypted
+    /// BTHome's nonce) and operators' allow lists name it by.
+    public var address: String
     /// Its name, if known.
     public var name: String?
     /// The received signal strength in dBm.
@@ -78,10 +82,11 @@ public struct Discovery: Hashable, Sendable {
 
     /// A discovery standing for `reportCount` reports.
     public init(
-        identifier: PeripheralIdentifier, name: String?, rssi: Int?, advertisement: AdvertisementData,
-        reportCount: Int = 1
+        identifier: PeripheralIdentifier, address: String, name: String?, rssi: Int?,
+        advertisement: AdvertisementData, reportCount: Int = 1
     ) {
         self.identifier = identifier
+        self.address = address
         self.name = name
         self.rssi = rssi
         self.advertisement = advertisement

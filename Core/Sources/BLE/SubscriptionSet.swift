@@ -63,6 +63,9 @@ struct SubscriptionSet: Sendable {
     /// The wanted subscriptions, sorted.
     public var references: [CharacteristicReference] { wanted.keys.sorted() }
 
+    /// Whether no subscription is wanted.
+    public var isEmpty: Bool { wanted.isEmpty }
+
     /// The status of `reference`, nil when not wanted.
     public func status(of reference: CharacteristicReference) -> Status? { wanted[reference] }
 

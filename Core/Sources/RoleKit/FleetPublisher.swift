@@ -100,6 +100,18 @@ public protocol FleetPublisher: Sendable {
     /// Publishes a reading to `<prefix>/sensors/<id>`. Never blocks: readings
     /// waiting for the broker are coalesced per sensor (the newest wins).
     func publishReading(sensor: String, value: Double, time: Double)
+
+    /// Publishes `readings` of `device` (another device whose readings the
+    /// plugin relays) to `<prefix>/sensors/<device>/<reading>`, marks the
+    /// device available, and publishes a Home Assistant discovery config for
+    /// each reading not announced before (when enabled). Never blocks:
+    /// what waits for the broker is coalesced per reading (the newest wins),
+    /// bounded by the number of devices (docs/fleet.md, "Relayed devices").
+    func publishDeviceReadings(_ device: FleetDevice, _ readings: [FleetDeviceReading])
+
+    /// The device with id `device` is gone (no longer heard): its
+    /// availability becomes `offline` (retained) and the fleet forgets it.
+    func deviceUnavailable(_ device: String)
 }
 
 /// The publisher a context gets without a fleet section: takes everything, publishes nothing.
@@ -114,4 +126,8 @@ public struct NoFleet: FleetPublisher {
     public func declareSensors(_ sensors: [FleetSensor]) {}
     /// Does nothing.
     public func publishReading(sensor: String, value: Double, time: Double) {}
+    /// Does nothing.
+    public func publishDeviceReadings(_ device: FleetDevice, _ readings: [FleetDeviceReading]) {}
+    /// Does nothing.
+    public func deviceUnavailable(_ device: String) {}
 }

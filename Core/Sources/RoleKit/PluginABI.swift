@@ -39,7 +39,13 @@ public enum PluginABI {
     /// ``PluginCall/arguments``), and a descriptor may carry a
     /// ``PluginDescriptor/validateConfig`` check.
     ///
-    /// Version 5: ``PluginStateStore``'s reads and writes are `async` (they run
+    /// Version 5: the fleet publisher relays other devices' readings
+    /// (``FleetPublisher/publishDeviceReadings(_:_:)``,
+    /// ``FleetPublisher/deviceUnavailable(_:)``, ``FleetDevice``,
+    /// ``FleetDeviceReading``): a plugin calling them must not load into an
+    /// agent without them.
+    ///
+    /// Version 6: ``PluginStateStore``'s reads and writes are `async` (they run
     /// on the blocking pool) and ``PluginStateError/system(_:)`` carries the
     /// core's one errno error, `SystemError`.
     ///
@@ -47,7 +53,7 @@ public enum PluginABI {
     /// returns the value of the core it was *compiled* against, not of the
     /// core it runs with, which is what makes the check meaningful.
     @_alwaysEmitIntoClient
-    public static var version: UInt32 { 5 }
+    public static var version: UInt32 { 6 }
 
     /// The name of the C function returning the plugin's ABI version.
     public static let abiVersionSymbol = "bleagent_plugin_abi_version"

@@ -49,6 +49,7 @@ extension CentralControl {
                 "scans": Self.json(manager.scans, count: manager.scanCount),
                 "notifications": Self.json(
                     manager.notifications, count: manager.notificationStreams, pauses: manager.notificationPauses),
+                "heldNotifications": Self.json(manager.heldNotifications),
                 "streamDrops": .object(
                     JSONObject(
                         manager.streamDrops.sorted { $0.key < $1.key }.map { ($0.key, JSON.int(Int64($0.value))) })),
@@ -59,15 +60,17 @@ extension CentralControl {
     /// The summary `agent.status` shows under `central` while the role runs, else nil.
     public func statusSummary() -> JSON? {
         guard let central = state.withLock({ $0.central }) else { return nil }
-        let rows = state.withLock { $0.devices.count }
+        let (rows, restored) = state.withLock { ($0.devices.count, $0.restored) }
         let manager = central.statistics
         let dropped =
-            manager.scans.dropped + manager.notifications.dropped + manager.refreshes.dropped
+            manager.scans.dropped + manager.notifications.dropped + manager.heldNotifications.dropped
+            + manager.refreshes.dropped
             + manager.mirror.counters.bufferedDeltasDropped + manager.streamDrops.values.reduce(0, +)
         return [
             "devices": .int(Int64(rows)), "mirroredDevices": .int(Int64(manager.mirror.devices)),
             "advertisementReports": .int(Int64(manager.advertisementReports)),
             "merged": .int(Int64(manager.scans.merged)), "dropped": .int(Int64(dropped)),
+            "restored": restored ?? .null,
         ]
     }
 

@@ -1,6 +1,7 @@
 import BLE
 import ControlProtocol
 import GATT
+import IO
 import JSON
 import RoleKit
 import Synchronization
@@ -18,15 +19,15 @@ import Synchronization
 /// connects it again with its backoff (`ReconnectPolicy`) and restores its
 /// subscriptions on the new link.
 ///
-/// The device table is bounded (``DeviceTable``: 16,384 rows, 30 s without a
-/// discovery); the scan's discoveries come coalesced per device when the
+/// The device table is bounded (``DeviceTable``: 16,384 rows, each kept while
+/// the manager holds its device, else 30 s after its last discovery); the scan's discoveries come coalesced per device when the
 /// table and the event bus fall behind (``DiscoveryStream``), and
 /// `central.stats` reports what was merged, dropped and expired.
 public final class CentralControl: Sendable {
-    /// The control API's own scan: its stream and what it handled.
+    /// The control API's own scan: its task and the stream of its current scan.
     struct ControlScan: Sendable {
         var task: Task<Void, Never>
-        var stream: DiscoveryStream
+        var stream: DiscoveryStream?
     }
 
     /// What the control API's scans handled since the central role started.
@@ -41,12 +42,17 @@ public final class CentralControl: Sendable {
         var scan: ControlScan?
         var devices: DeviceTable
         var counts = ScanCounts()
-        var subscriptions: [String: Task<Void, Never>] = [:]
+        /// The value forwarders of `central.subscribe`d characteristics.
+        var subscriptions: [CharacteristicReference: Task<Void, Never>] = [:]
         var watchers: [Task<Void, Never>] = []
+        /// What restoration found when the manager was bound (agent.status).
+        var restored: JSON?
+        /// Writes the control API's subscription record (made at the first save).
+        var recordWriter: CoalescingWriter<Void>?
     }
 
     let state: Mutex<State>
-    private let bus: EventBus
+    let bus: EventBus
     private let clock: any BLEClock
     private let table: @Sendable () -> DeviceTable
 
@@ -75,6 +81,7 @@ public final class CentralControl: Sendable {
         old.subscriptions.values.forEach { $0.cancel() }
         old.watchers.forEach { $0.cancel() }
         guard let central else { return }
+        restoreSubscriptions(of: central)
         let bus = self.bus
         let connections = Task {
             for await event in central.connectionEvents() {
@@ -117,7 +124,7 @@ public final class CentralControl: Sendable {
         }
         try registry.registerBuiltin("central.scan.stop", params: .none) { [self] _ in
             let (_, task) = try running(stoppingScan: true)
-            task?.cancel()
+            if let task { scanEnded(task, reason: "stopped") }
             return ["scanning": false]
         }
         try registry.registerBuiltin("central.devices", params: .none) { [self] _ in devices(try running().0) }
@@ -178,15 +185,26 @@ public final class CentralControl: Sendable {
         options.namePattern = call.arguments.string("namePattern")
         let duration = call.arguments.int("durationSeconds")
         let (central, previous) = try running(stoppingScan: true)
-        previous?.cancel()
-        let stream: DiscoveryStream
-        do { stream = try central.scanForPeripherals(withServices: services, options: options) } catch {
-            throw BLEParams.rpc(error)
-        }
+        if let previous { scanEnded(previous, reason: "replaced") }
+        if let refusal = central.currentState.refusal { throw BLEParams.rpc(refusal) }
         let bus = self.bus
         let clock = self.clock
+        // The scan lasts across power cycles and bluetoothd restarts: scanWhilePoweredOn starts it again.
         let task = Task { [weak self] in
-            for await found in stream {
+            await central.scanWhilePoweredOn(
+                withServices: services, options: options,
+                onChange: { event in
+                    switch event {
+                    case .scanning: bus.publish(.state, ["agentState": "scan", "scanning": true])
+                    case .refused(let error):
+                        bus.publish(.state, ["agentState": "scan", "scanning": false, "reason": .string("\(error)")])
+                    case .ended(let end) where end != .stopped:
+                        bus.publish(.state, ["agentState": "scan", "scanning": false, "reason": .string(end.rawValue)])
+                    case .ended: break
+                    }
+                },
+                onScan: { stream in self?.state.withLock { $0.scan?.stream = stream } }
+            ) { found in
                 self?.state.withLock { state in
                     state.devices.record(
                         found.identifier,
@@ -203,7 +221,7 @@ public final class CentralControl: Sendable {
             }
         }
         state.withLock { state in
-            state.scan = ControlScan(task: task, stream: stream)
+            state.scan = ControlScan(task: task, stream: nil)
             state.counts.scans += 1
         }
         if let seconds = duration {
@@ -215,7 +233,7 @@ public final class CentralControl: Sendable {
                     state.scan = nil
                     return true
                 }
-                if mine == true { task.cancel() }
+                if mine == true { self?.scanEnded(task, reason: "duration") }
             }
         }
         return ["scanning": true, "durationSeconds": duration.map(JSON.int) ?? .null]
@@ -224,8 +242,11 @@ public final class CentralControl: Sendable {
     private func devices(_ central: CentralManager) -> JSON {
         let connected = Set(central.retrieveConnectedPeripherals(withServices: []).map(\.identifier))
         let now = clock.now
+        // Asked outside the table's lock: the manager has a lock of its own.
+        let due = state.withLock { $0.devices.due(now: now) }
+        let held = due.isEmpty ? [] : Set(central.retrievePeripherals(withIdentifiers: due).map(\.identifier))
         let rows = state.withLock { state in
-            state.devices.expire(now: now, keeping: connected)
+            state.devices.expire(now: now, keeping: held.union(connected))
             return state.devices.sorted
         }
         return [
@@ -309,32 +330,42 @@ public final class CentralControl: Sendable {
 
     private func subscribe(_ call: MethodCall, _ enable: Bool) async throws -> JSON {
         let (peripheral, characteristic) = try await characteristic(call)
-        let key = "\(peripheral.identifier.uuidString)/\(characteristic.objectPath)"
+        let (central, _) = try running()
+        let reference = characteristic.reference
         if enable {
-            let bus = self.bus
-            let id = peripheral.identifier.uuidString
-            let uuid = characteristic.uuid.uuidString
-            let values = peripheral.notifications(for: characteristic)
-            let task = Task {
-                for await value in values {
-                    bus.publish(.value) {
-                        ["id": .string(id), "characteristic": .string(uuid), "value": .string(BLEParams.hex(value))]
-                    }
-                }
-            }
-            state.withLock {
-                $0.subscriptions[key]?.cancel(); $0.subscriptions[key] = task
+            // Values that arrive before the forwarder listens wait for it (the manager holds them).
+            do { try await peripheral.setNotifyValue(true, for: characteristic) } catch { throw BLEParams.rpc(error) }
+            let forwarder = forward(central, reference)
+            state.withLock { state in
+                state.subscriptions[reference]?.cancel()
+                state.subscriptions[reference] = forwarder
             }
         } else {
-            state.withLock { $0.subscriptions.removeValue(forKey: key)?.cancel() }
+            state.withLock { $0.subscriptions.removeValue(forKey: reference)?.cancel() }
+            do { try await peripheral.setNotifyValue(false, for: characteristic) } catch { throw BLEParams.rpc(error) }
         }
-        do {
-            try await peripheral.setNotifyValue(enable, for: characteristic)
-        } catch {
-            // Refused: no value events for it either.
-            if enable { state.withLock { $0.subscriptions.removeValue(forKey: key)?.cancel() } }
-            throw BLEParams.rpc(error)
-        }
+        try await saveSubscriptions(of: central)
         return ["notifying": .bool(enable)]
+    }
+
+    /// Publishes the values of `reference` as `value` events until cancelled.
+    func forward(_ central: CentralManager, _ reference: CharacteristicReference) -> Task<Void, Never> {
+        let bus = self.bus
+        let id = reference.peripheral.uuidString
+        let uuid = reference.characteristic.uuidString
+        let values = central.notifications(for: reference)
+        return Task {
+            for await value in values {
+                bus.publish(.value) {
+                    ["id": .string(id), "characteristic": .string(uuid), "value": .string(BLEParams.hex(value))]
+                }
+            }
+        }
+    }
+
+    /// Ends the control scan run by `task` and says why (`stopped`, `replaced`, `duration`).
+    private func scanEnded(_ task: Task<Void, Never>, reason: String) {
+        task.cancel()
+        bus.publish(.state, ["agentState": "scan", "scanning": false, "reason": .string(reason)])
     }
 }

@@ -2,10 +2,13 @@ import BLE
 import GATT
 
 /// The control API's table of discovered devices (`central.devices`),
-/// bounded like bluetoothd's own: a row not refreshed by a discovery within
-/// ``expiry`` goes (bluetoothd's TemporaryTimeout is 30 s), unless its device
-/// is connected; beyond ``capacity`` rows the least recently heard goes.
-/// Each costs O(1) per discovery (a ``RecencyList``), nothing scans the table.
+/// bounded: a row not refreshed by a discovery within ``expiry`` goes unless
+/// the central manager still holds its device (bluetoothd keeps a device it
+/// hears unchanged without signalling it, so a scan without duplicates
+/// discovers it once; the manager drops it when bluetoothd removes it);
+/// beyond ``capacity`` rows the least recently heard goes. Each costs O(1)
+/// per discovery (a ``RecencyList``), nothing scans the table; a row kept
+/// is renewed for another ``expiry``, so it is looked at once per expiry.
 struct DeviceTable: Sendable {
     struct Row: Sendable, Hashable {
         var name: String?
@@ -42,13 +45,18 @@ struct DeviceTable: Sendable {
         }
     }
 
+    /// The rows not heard from within ``expiry`` at `now`, oldest first.
+    func due(now: BLEInstant) -> [PeripheralIdentifier] {
+        recency.keys(untouchedFor: expiry, at: now)
+    }
+
     /// Drops the rows not heard from within ``expiry`` at `now`; rows of
-    /// devices in `connected` stay (as if heard now).
-    mutating func expire(now: BLEInstant, keeping connected: Set<PeripheralIdentifier>) {
+    /// devices in `held` stay, renewed as if heard now.
+    mutating func expire(now: BLEInstant, keeping held: Set<PeripheralIdentifier>) {
         var budget = recency.count
         while budget > 0, let (id, heard) = recency.oldest, now - heard >= expiry {
             budget -= 1
-            if connected.contains(id) {
+            if held.contains(id) {
                 recency.touch(id, at: now)
                 continue
             }

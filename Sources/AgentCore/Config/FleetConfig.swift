@@ -142,7 +142,8 @@ extension AgentConfig {
         public static let defaultRPCAllow = [
             "agent.status", "agent.methods", "fleet.status", "central.devices", "central.services",
             "peripheral.services", "peripheral.subscribers", "pos.terminals", "pos.transactions", "sensors.readings",
-            "sensors.subscriptions", "sensors.ingest-stats", "terminal.status", "diag.ping",
+            "sensors.subscriptions", "sensors.ingest-stats", "gateway.devices", "gateway.device", "gateway.stats",
+            "terminal.status", "diag.ping",
         ]
 
         /// Whether `method` is in ``rpcAllow``.

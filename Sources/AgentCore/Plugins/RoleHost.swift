@@ -1,3 +1,4 @@
+import BLE
 import Glibc
 import IO
 import JSON
@@ -56,6 +57,8 @@ public final class RoleHost: Sendable {
         var plugin: any RolePlugin
         var bridge: PluginBridge
         var opened: BackendFactory.Opened?
+        /// Follows the peripheral manager's refused registrations (``RoleStatus/degraded(by:)``).
+        var health: Task<Void, Never>?
     }
 
     private struct State {
@@ -90,8 +93,13 @@ public final class RoleHost: Sendable {
         self.log = log
     }
 
-    /// The role state now.
-    public var status: RoleStatus { state.withLock { $0.status } }
+    /// The role state now: `degraded` while a running peripheral's manager
+    /// has registrations BlueZ refused.
+    public var status: RoleStatus {
+        let (status, manager) = state.withLock { ($0.status, $0.running?.opened?.manager) }
+        guard case .peripheral(let peripheral)? = manager else { return status }
+        return status.degraded(by: peripheral.registrationFailures)
+    }
 
     /// The problems the plugin of `config`'s role finds in its config
     /// (``PluginDescriptor/validateConfig``), with full paths; a plugin that
@@ -199,6 +207,7 @@ public final class RoleHost: Sendable {
             state.withLock { $0.running = Running(spec: spec, plugin: plugin, bridge: bridge, opened: opened) }
             if let opened { observer.withLock { $0 }?(opened.manager) }
             publish(RoleStatus(phase: .running, role: spec.role, plugin: name), trigger: trigger)
+            if case .peripheral(let peripheral)? = opened?.manager { followRegistrations(of: peripheral) }
         case .failure(let error):
             bridge.deactivate()
             _ = await Deadline.run(within: options.stopDeadline) { await plugin.stop() }
@@ -224,6 +233,7 @@ public final class RoleHost: Sendable {
             })
         else { return }
         let name = running.spec.settings.plugin
+        running.health?.cancel()
         publish(RoleStatus(phase: .stopping, role: running.spec.role, plugin: name), trigger: trigger)
         running.bridge.deactivate()
         if running.opened != nil { observer.withLock { $0 }?(.none) }
@@ -239,6 +249,25 @@ public final class RoleHost: Sendable {
         }
     }
 
+    /// Publishes a role `state` event each time the running peripheral's
+    /// refused registrations change (degraded, or running again).
+    private func followRegistrations(of peripheral: PeripheralManager) {
+        let updates = peripheral.registrationUpdates()
+        let task = Task { [weak self] in
+            var last: [RegistrationFailure] = []
+            for await failures in updates where failures != last {
+                last = failures
+                guard let self else { return }
+                let status = self.status
+                guard status.phase == .running || status.phase == .degraded else { continue }
+                self.announce(status, trigger: "registration")
+            }
+        }
+        state.withLock { state in
+            if state.running == nil { task.cancel() } else { state.running?.health = task }
+        }
+    }
+
     private func fail(_ spec: Spec, _ reason: String, trigger: String) {
         publish(
             RoleStatus(phase: .failed, role: spec.role, plugin: spec.settings.plugin, reason: reason), trigger: trigger)
@@ -246,6 +275,11 @@ public final class RoleHost: Sendable {
 
     private func publish(_ status: RoleStatus, trigger: String) {
         state.withLock { $0.status = status }
+        announce(status, trigger: trigger)
+    }
+
+    /// Logs `status` and publishes it as a role `state` event.
+    private func announce(_ status: RoleStatus, trigger: String) {
         var line = status.role.map { "role \($0.rawValue)" } ?? "role"
         if let plugin = status.plugin { line += " (plugin \(plugin))" }
         line += ": \(status.phase.rawValue)"

@@ -1,3 +1,4 @@
+import BLE
 import JSON
 
 /// Where the role host is with the configured role.
@@ -8,6 +9,11 @@ public enum RolePhase: String, Sendable, Hashable, CaseIterable {
     case starting
     /// The plugin's start returned; it runs.
     case running
+    /// The plugin runs, but its BLE manager is not fully serving: BlueZ
+    /// refused to register the peripheral's GATT application or
+    /// advertisement (and has not accepted it since); `reason` says which
+    /// and why. Back to `running` once a registration succeeds.
+    case degraded
     /// The plugin is being stopped.
     case stopping
     /// The plugin could not be loaded or started; `reason` says why. The
@@ -23,7 +29,7 @@ public struct RoleStatus: Sendable, Hashable {
     public var role: AgentConfig.Role?
     /// The plugin's configured name.
     public var plugin: String?
-    /// Why the role failed, or a note on a stop that missed its deadline.
+    /// Why the role failed or is degraded, or a note on a stop that missed its deadline.
     public var reason: String?
 
     /// A status.
@@ -42,5 +48,15 @@ public struct RoleStatus: Sendable, Hashable {
         ]
         if let reason { object["reason"] = .string(reason) }
         return .object(object)
+    }
+
+    /// This status with the registrations BlueZ refused taken into account:
+    /// a running role with `failures` is degraded, their descriptions its reason.
+    func degraded(by failures: [RegistrationFailure]) -> RoleStatus {
+        guard phase == .running, !failures.isEmpty else { return self }
+        var status = self
+        status.phase = .degraded
+        status.reason = failures.map(\.description).joined(separator: "; ")
+        return status
     }
 }

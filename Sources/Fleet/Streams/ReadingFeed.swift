@@ -12,8 +12,7 @@ struct ReadingFeed: Sendable {
     }
 
     private var waiting: [String: Reading] = [:]
-    private var order: [String] = []
-    private var head = 0
+    private var order = IndexQueue<String>()
     /// Readings replaced by a newer one before they were sent.
     private(set) var merged: Int64 = 0
     /// Readings dropped because too many sensors were waiting.
@@ -29,26 +28,16 @@ struct ReadingFeed: Sendable {
             dropped += 1
             return
         } else {
-            order.append(reading.sensor)
+            order.push(reading.sensor)
         }
         waiting[reading.sensor] = reading
     }
 
     /// The oldest waiting sensor's newest reading, removed.
     mutating func pop() -> Reading? {
-        while head < order.count {
-            let sensor = order[head]
-            head += 1
-            if let reading = waiting.removeValue(forKey: sensor) {
-                if head == order.count || (head >= 1024 && head * 2 >= order.count) {
-                    order.removeFirst(head)
-                    head = 0
-                }
-                return reading
-            }
+        while let sensor = order.pop() {
+            if let reading = waiting.removeValue(forKey: sensor) { return reading }
         }
-        order = []
-        head = 0
         return nil
     }
 }

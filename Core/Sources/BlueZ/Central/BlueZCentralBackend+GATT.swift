@@ -131,13 +131,22 @@ extension BlueZCentralBackend {
         return (fd, Int(arguments[1].integerValue ?? 23))
     }
 
-    /// BlueZ will not hand out a socket here (NotSupported, NotPermitted
-    /// "Notify acquired" / already notifying, Failed): fall back to the
-    /// D-Bus method.
+    /// The acquire call was refused, so the D-Bus method is tried instead:
+    /// BlueZ's NotSupported, NotPermitted ("Notify acquired" / already
+    /// notifying) or Failed, and whatever another BlueZ implementation answers
+    /// (UnknownMethod or UnknownInterface where it has no AcquireNotify /
+    /// AcquireWrite, AccessDenied from its bus policy, any other error). Not a
+    /// refusal: InProgress (handled by the caller), a call that timed out or was
+    /// cancelled, bluetoothd gone, and the object or link gone
+    /// (`org.bluez.Error.NotConnected`, UnknownObject).
     static func isRefusal(_ error: BLEError) -> Bool {
         switch error.code {
-        case .operationNotSupported, .notPermitted, .failed: true
-        default: false
+        case .inProgress, .timeout, .cancelled, .unavailable: return false
+        case .notConnected:
+            let name = error.bluezError?.name.rawValue
+            return name == "org.freedesktop.DBus.Error.UnknownMethod"
+                || name == "org.freedesktop.DBus.Error.UnknownInterface"
+        default: return true
         }
     }
 

@@ -79,6 +79,21 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
         try lock.withLock { (_: inout Void) throws(E) -> T in try body(raw) }
     }
 
+    /// Reads a message from its wire form (the D-Bus specification's marshalling), as a connection reads one from
+    /// its socket: libdbus validates the header and the whole body against its signature first.
+    ///
+    /// - Throws: ``DBusMarshalError/invalidMessage(reason:)`` with libdbus's reason, for example for a truncated
+    ///   message, a bad signature or one that declares Unix file descriptors (bytes cannot carry them).
+    public convenience init(wireBytes: [UInt8]) throws(DBusMarshalError) {
+        self.init(adopting: try LibDBus.demarshal(wireBytes))
+    }
+
+    /// The message in wire form, as ``init(wireBytes:)`` reads it. A message not yet sent has no serial, which the
+    /// wire form requires: it is written with `serial` (the message itself is unchanged).
+    public func wireBytes(serial: UInt32 = 1) throws(DBusMarshalError) -> [UInt8] {
+        try withRaw { (raw) throws(DBusMarshalError) in try LibDBus.marshal(raw, serial: max(serial, 1)) }
+    }
+
     /// Decodes the whole body.
     public func arguments() throws(DBusMarshalError) -> [DBusValue] {
         try withRaw { (raw) throws(DBusMarshalError) in try MessageReader.read(raw, signature: signature) }

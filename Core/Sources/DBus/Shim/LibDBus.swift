@@ -163,6 +163,43 @@ enum LibDBus {
 
     static func containsUnixFDs(_ message: OpaquePointer) -> Bool { dbus_message_contains_unix_fds(message) != 0 }
 
+    /// Reads a whole message in its wire form (`dbus_message_demarshal`), which libdbus validates as it would a
+    /// message from a socket. Throws libdbus's reason for anything else, including a message that declares Unix
+    /// file descriptors (a byte string cannot carry them).
+    static func demarshal(_ bytes: [UInt8]) throws(DBusMarshalError) -> OpaquePointer {
+        guard bytes.count <= Int(Int32.max) else { throw .invalidMessage(reason: "\(bytes.count) bytes is too long") }
+        do throws(DBusError) {
+            let message = try withError { error in
+                bytes.withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) {
+                        dbus_message_demarshal($0.baseAddress, Int32($0.count), error)
+                    }
+                }
+            }
+            guard let message else { throw DBusError(.noMemory, "dbus_message_demarshal failed") }
+            return message
+        } catch {
+            throw error.name == .noMemory ? .outOfMemory : .invalidMessage(reason: error.message)
+        }
+    }
+
+    /// The wire form of a message (`dbus_message_marshal`). A message not yet sent (serial 0, which the wire form
+    /// does not allow) is marshalled as a copy with serial `serial`, so the message itself stays sendable.
+    static func marshal(_ message: OpaquePointer, serial: UInt32) throws(DBusMarshalError) -> [UInt8] {
+        var source = message
+        if dbus_message_get_serial(message) == 0 {
+            guard let copy = dbus_message_copy(message) else { throw .outOfMemory }
+            dbus_message_set_serial(copy, serial)
+            source = copy
+        }
+        defer { if source != message { dbus_message_unref(source) } }
+        var data: UnsafeMutablePointer<CChar>? = nil
+        var length: Int32 = 0
+        guard dbus_message_marshal(source, &data, &length) != 0, let data else { throw .outOfMemory }
+        defer { dbus_free(data) }
+        return UnsafeRawBufferPointer(start: data, count: Int(length)).map { $0 }
+    }
+
     /// The header fields of a message, copied into Swift.
     struct Headers {
         var type: Int32

@@ -28,6 +28,8 @@ public enum DBusMarshalError: Error, Sendable, Hashable, CustomStringConvertible
     case fileDescriptorsUnsupported
     /// libdbus could not allocate memory.
     case outOfMemory
+    /// Bytes that are not a valid D-Bus message in wire form (``DBusMessage/init(wireBytes:)``), with libdbus's reason.
+    case invalidMessage(reason: String)
 
     /// A readable explanation.
     public var description: String {
@@ -44,6 +46,7 @@ public enum DBusMarshalError: Error, Sendable, Hashable, CustomStringConvertible
         case .closedFileDescriptor: "the Unix file descriptor was already closed or taken"
         case .fileDescriptorsUnsupported: "this connection cannot pass Unix file descriptors"
         case .outOfMemory: "libdbus ran out of memory"
+        case .invalidMessage(let reason): "not a valid D-Bus message: \(reason)"
         }
     }
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds and runs the test suite under a sanitizer: AddressSanitizer (with
+# LeakSanitizer) or ThreadSanitizer.
+#
+#   scripts/sanitize.sh address|thread [--all] [--build-only]
+#
+# Each sanitizer builds in its own scratch path (.build/address,
+# .build/thread), so the normal .build/debug is untouched and reused by
+# everything else. Every process the tests start from that build (bleagent,
+# blesim, blectl, the probes) runs sanitized too; all of them write their
+# reports to .build/<sanitizer>/reports, and any report fails the run (a
+# child's report fails it even when the test that started the child passed).
+#
+# Without --all only the suites listed below run: the whole suite does not
+# fit CI's time under ThreadSanitizer on two cores (docs/testing.md has the
+# measurements and says what is left out and why).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+
+sanitizer=${1:-}
+case "$sanitizer" in
+    address|thread) shift ;;
+    *) sed -n '2,16p' "$0" >&2; exit 64 ;;
+esac
+all=0
+build_only=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --all) all=1; shift ;;
+        --build-only) build_only=1; shift ;;
+        *) echo "sanitize.sh: unknown option $1" >&2; exit 64 ;;
+    esac
+done
+ensure_setup
+
+# The suites each sanitizer runs in CI (a regular expression for --filter), chosen in
+# docs/testing.md: under AddressSanitizer the code at the C boundaries (json-c, libdbus) and
+# every parser, with the fuzz corpora replayed; under ThreadSanitizer the in-process
+# concurrency (the D-Bus owner thread and its calls, the BLE managers' locks and streams,
+# the control server and role host). The process suites (bleagent, blesim and blectl as
+# children, minutes of wall time each) run in the normal build only.
+address_suites='^(JSONTests|DBusTests|GATTTests|BLETests|AgentCoreTests|PaymentTerminalProfileTests|FuzzTests)\.'
+thread_suites='^(DBusTests|BLETests|AgentCoreTests)\.'
+
+scratch=.build/$sanitizer
+reports=$PWD/$scratch/reports
+stage_start=$(date +%s)
+log "$sanitizer sanitizer: build ($scratch)"
+mkdir -p "$scratch"
+if ! swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" >"$scratch/build.log" 2>&1; then
+    grep -v "Cannot export local symbol" "$scratch/build.log" | tail -40 >&2
+    echo "sanitize.sh: the $sanitizer build failed" >&2
+    exit 1
+fi
+build_seconds=$(($(date +%s) - stage_start))
+echo "$sanitizer: build ${build_seconds} s"
+[ "$build_only" -eq 0 ] || exit 0
+
+rm -rf "$reports"
+mkdir -p "$reports"
+filter=()
+if [ "$all" -eq 0 ]; then
+    if [ "$sanitizer" = address ]; then filter=(--filter "$address_suites"); else filter=(--filter "$thread_suites"); fi
+fi
+# Swift's crash reporter would print a second, slower stack for the same fault.
+export SWIFT_BACKTRACE=enable=no
+export BLESIM=$PWD/$scratch/debug/blesim
+export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:abort_on_error=0"
+export TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=0:second_deadlock_stack=1"
+test_start=$(date +%s)
+status=0
+swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --disable-xctest --no-parallel \
+    "${filter[@]}" 2>&1 | tee "$scratch/test.log" | grep -v "^.* passed after\|^.* started\.$" || status=${PIPESTATUS[0]}
+test_seconds=$(($(date +%s) - test_start))
+
+found=$(find "$reports" -type f | wc -l)
+if [ "$found" -gt 0 ]; then
+    for report in "$reports"/*; do
+        echo "==================== $sanitizer sanitizer report: $report ====================" >&2
+        head -120 "$report" >&2
+    done
+fi
+echo "$sanitizer: build ${build_seconds} s, tests ${test_seconds} s (exit $status), reports $found," \
+    "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$status" -eq 0 ] && [ "$found" -eq 0 ]
