@@ -54,17 +54,20 @@ struct FilesAndProcessesTests {
 
     @Test("terminate sends SIGTERM, then SIGKILL after the grace; releasing a running child returns at once")
     func terminateAndRelease() async throws {
-        let patient = try await ChildProcess.spawn("/bin/sleep", ["600"])
+        // No child here inherits the test process's standard error: a survivor holding it would keep `swift test`,
+        // which reads it to its end, waiting for the child's ten minutes.
+        let patient = try await ChildProcess.spawn("/bin/sleep", ["600"], standardError: .null)
         #expect(await patient.terminate(within: .seconds(30)).signal == SIGTERM)
+        // The shell becomes the sleep (exec), which keeps SIGTERM ignored: SIGKILL ends it, and no orphan is left.
         let stubborn = try await ChildProcess.spawn(
-            "/bin/sh", ["-c", "trap '' TERM; echo ready; sleep 600"],
-            standardOutput: .collect(limit: 64))
+            "/bin/sh", ["-c", "trap '' TERM; echo ready; exec sleep 600"],
+            standardOutput: .collect(limit: 64), standardError: .null)
         #expect(await stubborn.standardOutput?.wait(timeout: .seconds(30)) { $0.count >= 6 } == true)
         #expect(await stubborn.terminate(within: .milliseconds(200)).signal == SIGKILL)
         var pid: Int32 = 0
         let clock = ContinuousClock()
         let elapsed = try await clock.measure {
-            let dropped = try await ChildProcess.spawn("/bin/sleep", ["600"])
+            let dropped = try await ChildProcess.spawn("/bin/sleep", ["600"], standardError: .null)
             pid = dropped.pid
         }
         #expect(elapsed < .seconds(5), "releasing a running child did not wait for it")
