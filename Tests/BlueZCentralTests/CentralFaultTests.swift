@@ -285,7 +285,7 @@ struct CentralFaultTests {
         let steps = zip(after, after.dropFirst()).map { ($1 - $0) & 0xFFFF }
         #expect(!steps.contains(0), "a notification was doubled: \(after)")
         #expect(steps.filter { $0 != 1 }.count <= 1, "values lost after the resubscribe: \(after)")
-        #expect(subscribes.value == 1, "restored exactly once")
+        #expect(await subscribes.value(reaching: 1) == 1, "restored exactly once")
     }
 }
 
@@ -337,11 +337,30 @@ extension FaultRig {
     }
 }
 
-/// A count shared with a watching task.
+/// A count shared with a watching task, which counts events as it gets to them: a check reads the count once the
+/// expected events were counted (``value(reaching:)``), never at a moment the watcher may not have reached yet.
 final class Counter: Sendable {
     private let count = Mutex(0)
+    private let counts: AsyncStream<Int>
+    private let sink: AsyncStream<Int>.Continuation
+
+    init() { (counts, sink) = AsyncStream.makeStream() }
+
     /// The count now.
     var value: Int { count.withLock { $0 } }
+
     /// Adds one.
-    func increment() { count.withLock { $0 += 1 } }
+    func increment() {
+        sink.yield(
+            count.withLock {
+                $0 += 1
+                return $0
+            })
+    }
+
+    /// The count once it reached `target`, or after the deadline (the check on it then fails). One caller at a time.
+    func value(reaching target: Int) async -> Int {
+        if value < target { _ = await first(counts) { $0 >= target } }
+        return value
+    }
 }

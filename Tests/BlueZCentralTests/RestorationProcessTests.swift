@@ -84,7 +84,7 @@ struct RestorationProcessTests {
             #expect(after.count == 50)
             #expect(isGapless(after), "no notification lost or doubled after the restore: \(after)")
             #expect(after.first.map { $0 > before.last ?? 0 } == true, "the counter went on: \(before) then \(after)")
-            #expect(subscribes.value == 1, "BlueZ saw exactly one new subscription")
+            #expect(await subscribes.value(reaching: 1) == 1, "BlueZ saw exactly one new subscription")
         }
     }
 }
