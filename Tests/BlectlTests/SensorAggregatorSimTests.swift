@@ -259,7 +259,9 @@ struct SensorAggregatorSimTests {
         try await Self.setPowered(bus, false)
         #expect(await states.waitForStdout(containing: #""bleState":"poweredOff""#))
         writeFile("\(data)/temp", "2500\n")  // a new reading: a new BTHome advertisement is planned
-        #expect(await agent.child.waitForStderr(containing: "advertisement update waits for poweredOn"))
+        #expect(
+            await agent.child.waitForStderr(containing: "advertisement update waits for poweredOn"),
+            "agent log: \(agent.child.stderrText)")
         try await Self.setPowered(bus, true)
         #expect(
             try await Self.eventually { try await Self.activeInstances(bus).contains("byte 1") },
