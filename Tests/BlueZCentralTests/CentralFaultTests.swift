@@ -159,7 +159,7 @@ struct CentralFaultTests {
     func unsignalledConnect() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let connections = central.connectionEvents()
             try await rig.control("UnsignalledConnect", [Self.hrm])
@@ -181,7 +181,7 @@ struct CentralFaultTests {
     func unsignalledReconnect() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
             let counter = try #require(characteristics[FaultRig.counter])
