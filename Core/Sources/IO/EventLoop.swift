@@ -89,6 +89,10 @@ public final class EventLoop: Sendable {
     private let epoll: FileDescriptor
     private let wakeFD: FileDescriptor
     private let state = Mutex(State())
+    /// Held by the loop's thread while it looks up and runs a descriptor's handler, so that ``deregister(_:)`` on
+    /// another thread can wait out a handler already running: once it returns, the descriptor may be closed and its
+    /// number reused without a late handler reading from whatever the number names then.
+    private let dispatching = Mutex(())
     private let owner = Atomic<UInt>(0)
 
     /// A loop that is not running yet: ``run()`` it on a thread, or use ``start(name:)``.
@@ -219,12 +223,15 @@ public final class EventLoop: Sendable {
         state.withLock { $0.sources[registration.token]?.interest }
     }
 
-    /// Stops watching; the handler is not called again (the caller closes the descriptor afterwards).
+    /// Stops watching; the handler is not called again (the caller closes the descriptor afterwards). Called off
+    /// the loop's thread, it returns once a run of the handler that had already begun has ended. Handlers never
+    /// block, so the wait is short; do not call it holding a lock a handler of this loop takes.
     public func deregister(_ registration: Registration) {
         state.withLock { state in
             guard let source = state.sources.removeValue(forKey: registration.token) else { return }
             _ = clinux_epoll_ctl(epoll.rawValue, EPOLL_CTL_DEL, source.fd, 0, 0)
         }
+        if owner.load(ordering: .acquiring) != UInt(pthread_self()) { dispatching.withLock { _ in } }
     }
 
     private static func events(_ interest: Interest) -> UInt32 {
@@ -302,8 +309,10 @@ public final class EventLoop: Sendable {
                     _ = withUnsafeMutableBytes(of: &counter) { Glibc.read(wakeFD.rawValue, $0.baseAddress, 8) }
                     continue
                 }
-                guard let handler = state.withLock({ $0.sources[tokens[index]]?.handler }) else { continue }
-                handler(Self.readiness(events[index]))
+                dispatching.withLock { _ in
+                    guard let handler = state.withLock({ $0.sources[tokens[index]]?.handler }) else { return }
+                    handler(Self.readiness(events[index]))
+                }
             }
         }
         let leftover = state.withLock { state -> [Job] in
