@@ -276,14 +276,21 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
                 properties["ServiceUUIDs"]?.arrayValue?.compactMap(\.stringValue) == [BluetoothUUID.battery.uuidString])
 
             // bluetoothd goes away and a new one (another unique name) takes org.bluez.
-            let states = rig.manager.stateUpdates()
+            // The new one asks for the name once the old one is gone (the manager says so): asked while the bus still
+            // has the old owner, the request would queue and the name pass straight from one to the other, which is
+            // not a restart.
+            var states = rig.manager.stateUpdates().makeAsyncIterator()
+            var seen: [ManagerState] = []
             await rig.fake.connection.close()
+            while let state = await states.next() {
+                seen.append(state)
+                if state == .resetting || state == .unknown { break }
+            }
             let second = try await FakeBluetoothd.start(on: bus)
             var secondEvents = second.events.makeAsyncIterator()
-            var sawResetting = false
-            for await state in states {
-                if state == .resetting || state == .unknown { sawResetting = true }
-                if sawResetting && state == .poweredOn { break }
+            while let state = await states.next() {
+                seen.append(state)
+                if state == .poweredOn { break }
             }
             var gotApplication = false
             var gotAdvertisement = false
@@ -294,7 +301,9 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
                 default: break
                 }
             }
-            #expect(gotApplication && gotAdvertisement)
+            #expect(
+                gotApplication && gotAdvertisement,
+                "states \(seen), registrations \(rig.manager.registrationFailures)")
             // The new daemon is served; it is the only one that is.
             let root = try #require(second.application.withLock { $0?.root })
             let reply = try await second.callApplication(
