@@ -8,7 +8,15 @@
 /// keys that come due. Entries of keys that were ``cancel(_:)``ed are dropped when they surface.
 /// Pure state: the owner says what time it is.
 struct ExpiryQueue<Key: Hashable & Sendable>: Sendable {
-    private var heap: [(instant: SimInstant, key: Key)] = []
+    private struct Entry: Comparable, Sendable {
+        var instant: SimInstant
+        var key: Key
+
+        static func < (lhs: Entry, rhs: Entry) -> Bool { lhs.instant < rhs.instant }
+        static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.instant == rhs.instant }
+    }
+
+    private var heap = MinHeap<Entry>()
     /// The instant of each key's live entry.
     private var scheduled: [Key: SimInstant] = [:]
 
@@ -23,7 +31,7 @@ struct ExpiryQueue<Key: Hashable & Sendable>: Sendable {
     mutating func schedule(_ key: Key, at instant: SimInstant) {
         if let current = scheduled[key], current <= instant { return }
         scheduled[key] = instant
-        push(instant, key)
+        heap.push(Entry(instant: instant, key: key))
     }
 
     /// Forgets `key` (its entry is dropped when it surfaces).
@@ -37,7 +45,7 @@ struct ExpiryQueue<Key: Hashable & Sendable>: Sendable {
     mutating func popDue(at now: SimInstant, deadline: (Key) -> SimInstant?) -> [Key] {
         var due: [Key] = []
         while let first = heap.first, first.instant <= now {
-            popFirst()
+            _ = heap.popFirst()
             guard scheduled[first.key] == first.instant else { continue }
             scheduled[first.key] = nil
             guard let current = deadline(first.key) else { continue }
@@ -48,33 +56,5 @@ struct ExpiryQueue<Key: Hashable & Sendable>: Sendable {
             }
         }
         return due
-    }
-
-    private mutating func push(_ instant: SimInstant, _ key: Key) {
-        heap.append((instant, key))
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].instant < heap[parent].instant else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func popFirst() {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < heap.count, heap[left].instant < heap[smallest].instant { smallest = left }
-            if right < heap.count, heap[right].instant < heap[smallest].instant { smallest = right }
-            if smallest == parent { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
     }
 }
