@@ -123,7 +123,10 @@ struct ClientOutboxTests {
     @Test("a written line is let go at once: the outbox holds only what waits to be written")
     func writtenLinesAreLetGo() {
         var outbox = ClientOutbox(maxEvents: 8, maxReplyBytes: 1 << 20)
-        for index in 0..<3 { #expect(outbox.enqueueReply(Array(repeating: UInt8(ascii: "a") + UInt8(index), count: 100_000))) }
+        for index in 0..<3 {
+            let accepted = outbox.enqueueReply(Array(repeating: UInt8(ascii: "a") + UInt8(index), count: 100_000))
+            #expect(accepted)
+        }
         outbox.enqueueEvent { _, _ in Array("event".utf8) }
         #expect(outbox.heldBytes == 300_005)
         outbox.didWrite(60_000)
