@@ -151,7 +151,9 @@ struct SimAdapterTests {
         #expect(adapter.devices.isEmpty)
     }
 
-    @Test("in a crowd each temporary device goes at its own expiry, not before, heard-again ones later, a returning one anew")
+    @Test(
+        "in a crowd each temporary device goes at its own expiry, not before, heard-again ones later, a returning one anew"
+    )
     func crowdExpiry() throws {
         var adapter = Fixture.adapter(temporaryTimeout: 30)
         _ = try adapter.startDiscovery(owner: ":1.1")

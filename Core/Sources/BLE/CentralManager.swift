@@ -321,6 +321,22 @@ public final class CentralManager: Sendable {
             connectionBroadcast.yield(.failedToConnect(id, failure))
             throw failure
         }
+        if !linkConfirmed(path) { scheduleReconnect(id, after: options.reconnectPolicy.firstDelay) }
+    }
+
+    /// After Device1.Connect answered: whether the mirror shows the link up.
+    /// When it does not, asks for a snapshot. bluetoothd 5.66 can bring a
+    /// link up without signalling Connected: when its ATT channel connects
+    /// before the kernel reports the connection, `att_connect_cb` marks the
+    /// bearer connected silently and the kernel's event is then dropped as
+    /// "already connected" (device.c; seen in the VM). GetManagedObjects
+    /// shows the link, and the snapshot applies it in order with the signals.
+    /// The caller then watches the link with the reconnect loop, which ends
+    /// once the link shows and connects again if it went down meanwhile.
+    func linkConfirmed(_ path: String) -> Bool {
+        let shown = state.withLock { $0.mirror.device(at: path)?.connected ?? false }
+        if !shown { requestSnapshot() }
+        return shown
     }
 
     /// Disconnects `peripheral` (Device1.Disconnect) and stops wanting it connected.
