@@ -82,6 +82,20 @@ struct LinkAndTerminalTests {
             "the fault is spent")
     }
 
+    @Test("a connected device outlives its temporary timer; it goes at the first look after its link drops")
+    func connectedDeviceExpiresAfterItsLink() throws {
+        var world = try Self.connected()
+        _ = world.silence(Self.terminal, true)
+        _ = world.silence(Self.beacon, true)
+        let removed = { (batches: [SimWorld.Batch]) in batches.flatMap(\.events).removedDevices }
+        #expect(removed(world.advance(to: .seconds(40))) == [Self.beacon], "the unconnected beacon goes at 30 s")
+        #expect(world.adapters[0].devices[Self.terminal] != nil, "the connected terminal stays")
+        #expect(removed(world.advance(to: .seconds(60))).isEmpty)
+        _ = world.dropLinks(Self.terminal)
+        #expect(removed(world.advance(to: .seconds(60.001))) == [Self.terminal])
+        #expect(world.adapters[0].devices.isEmpty)
+    }
+
     @Test(
         "UnsignalledConnect: the next link comes up with no Connected signal but shows in the properties; the one after signals"
     )

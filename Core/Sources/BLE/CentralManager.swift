@@ -125,6 +125,18 @@ public final class CentralManager: Sendable {
             counters.waiting = 0
             return counters
         }
+
+        /// Whether a report of `device` (at `path`) goes to this scan: it passes the filter and,
+        /// without duplicates, differs from what was last reported for the path (then recorded).
+        /// Called in place (`scanners[token]?.admits(...)`), so `reported` is updated without a copy.
+        mutating func admits(_ device: DeviceModel, at path: String) -> Bool {
+            guard filter.matches(address: device.address, rssi: device.rssi, advertisement: device.advertisement)
+            else { return false }
+            guard !filter.options.allowDuplicates else { return true }
+            if reported[path] == device.advertisement { return false }
+            reported[path] = device.advertisement
+            return true
+        }
     }
 
     let backend: any CentralBackend
@@ -397,5 +409,14 @@ extension CentralManager.State {
     func scopedDevice(at path: String) -> DeviceModel? {
         guard let device = mirror.device(at: path), isInScope(device) else { return nil }
         return device
+    }
+
+    /// The open scans' tokens, apart from the scans: iterating `scanners.keys` while a scan
+    /// changes would copy the scanners (and each one's `reported` map).
+    var scannerTokens: [DiscoverySession.Token] { Array(scanners.keys) }
+
+    /// The device at `path` left the mirror: no scan remembers what it last reported.
+    mutating func forgetReports(of path: String) {
+        for token in scannerTokens { scanners[token]?.reported[path] = nil }
     }
 }
