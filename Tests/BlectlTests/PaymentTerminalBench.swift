@@ -61,7 +61,8 @@ final class PaymentTerminalBench {
             + (signature.isEmpty ? [] : [signature] + arguments)
         let result = try await Child("/usr/bin/busctl", call).finish()
         guard result.status == 0 else {
-            throw ChildError(description: "Control1.\(method) \(arguments): \(result.stderr)")
+            throw ChildError(
+                description: "Control1.\(method) \(arguments): busctl exited \(result.status): \(result.stderr)")
         }
         guard !result.stdout.isEmpty else { return .null }
         return try JSON(parsing: result.stdout)["data"] ?? .null
