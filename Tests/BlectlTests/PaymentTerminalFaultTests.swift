@@ -119,7 +119,9 @@ struct PaymentTerminalFaultTests {
         "a terminal busy past the deadline: pos.pay answers 1003 and the payment is reconciling; once the terminal takes requests again the lane's later query settles it, charged once, without a reconnection"
     )
     func busyPastTheDeadline() async throws {
-        let lane = try await Lane(scanner: #"{"paymentDeadlineSeconds": 1, "requerySeconds": 0.5}"#)
+        // The terminal stays busy for 1,000 requests, so the deadline passes whatever it is; 5 s (not 1) gives a
+        // loaded machine time for a busy answer to arrive first, which the 1003 message then names.
+        let lane = try await Lane(scanner: #"{"paymentDeadlineSeconds": 5, "requerySeconds": 0.5}"#)
         try await lane.bench.control(
             "FailNext", "ssuss", [Self.terminal, Self.paymentRequest, "1000"] + Self.busyError)
         let answer = try await lane.pay("busy-long").finish()
