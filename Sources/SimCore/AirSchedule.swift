@@ -5,12 +5,16 @@
 /// more than `backlogLimit` behind the present (while nobody listened, or the shell stalled)
 /// are skipped, not replayed.
 public struct AirSchedule: Sendable {
-    private struct Entry: Sendable {
+    private struct Entry: Comparable, Sendable {
         var time: Int64
         var device: Int
+
+        /// Earlier first (only the time counts, as the order of equal times needs no tie-break).
+        static func < (lhs: Entry, rhs: Entry) -> Bool { lhs.time < rhs.time }
+        static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.time == rhs.time }
     }
 
-    private var heap: [Entry] = []
+    private var heap = MinHeap<Entry>()
     private var intervals: [Int64]
     private var generator: SeededGenerator
 
@@ -26,7 +30,8 @@ public struct AirSchedule: Sendable {
         intervals = intervalsMilliseconds.map { max(1_000_000, Int64(($0 * 1e6).rounded())) }
         heap.reserveCapacity(intervals.count)
         for (device, interval) in intervals.enumerated() {
-            push(Entry(time: start.nanoseconds + Int64.random(in: 0..<interval, using: &generator), device: device))
+            heap.push(
+                Entry(time: start.nanoseconds + Int64.random(in: 0..<interval, using: &generator), device: device))
         }
     }
 
@@ -34,7 +39,7 @@ public struct AirSchedule: Sendable {
     public mutating func append(intervalMilliseconds: Double, now: SimInstant) {
         let interval = max(1_000_000, Int64((intervalMilliseconds * 1e6).rounded()))
         intervals.append(interval)
-        push(
+        heap.push(
             Entry(
                 time: now.nanoseconds + Int64.random(in: 0..<interval, using: &generator), device: intervals.count - 1))
     }
@@ -45,8 +50,7 @@ public struct AirSchedule: Sendable {
     /// Every advertising event up to and including `now`, in time order, as (device index, time).
     public mutating func events(through now: SimInstant) -> [(device: Int, time: SimInstant)] {
         var due: [(device: Int, time: SimInstant)] = []
-        while let top = heap.first, top.time <= now.nanoseconds {
-            var entry = popMin()
+        while let top = heap.first, top.time <= now.nanoseconds, var entry = heap.popFirst() {
             let interval = intervals[entry.device]
             let oldest = now.nanoseconds - Self.backlogLimit
             if entry.time < oldest {
@@ -54,37 +58,8 @@ public struct AirSchedule: Sendable {
             }
             due.append((entry.device, SimInstant(nanoseconds: entry.time)))
             entry.time += interval + Int64.random(in: 0...Self.maximumAdvertisingDelay, using: &generator)
-            push(entry)
+            heap.push(entry)
         }
         return due
-    }
-
-    private mutating func push(_ entry: Entry) {
-        heap.append(entry)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].time < heap[parent].time else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func popMin() -> Entry {
-        let top = heap[0]
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return top }
-        heap[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < heap.count, heap[left].time < heap[smallest].time { smallest = left }
-            if right < heap.count, heap[right].time < heap[smallest].time { smallest = right }
-            guard smallest != parent else { return top }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
     }
 }

@@ -18,6 +18,8 @@ public enum BusSignal: Sendable, Equatable {
     case interfacesRemoved(path: String, interfaces: [String])
     /// `org.freedesktop.DBus.Properties.PropertiesChanged` on `path`.
     case propertiesChanged(path: String, interface: String, changed: [Property], invalidated: [String])
+    /// Not a signal: the properties of `interface` at `path` change without PropertiesChanged.
+    case propertiesSetSilently(path: String, interface: String, changed: [Property])
     /// Not a signal: `value` written to the AcquireNotify socket of the characteristic at `path`.
     case socketNotification(path: String, value: [UInt8])
     /// Not a signal: a call of LEAdvertisement1.Release on `owner`'s object at `path`.
@@ -33,6 +35,8 @@ public enum BusSignal: Sendable, Equatable {
             p1 == p2 && i1 == i2
         case (.propertiesChanged(let p1, let f1, let c1, let v1), .propertiesChanged(let p2, let f2, let c2, let v2)):
             p1 == p2 && f1 == f2 && c1 == c2 && v1 == v2
+        case (.propertiesSetSilently(let p1, let f1, let c1), .propertiesSetSilently(let p2, let f2, let c2)):
+            p1 == p2 && f1 == f2 && c1 == c2
         case (.socketNotification(let p1, let v1), .socketNotification(let p2, let v2)): p1 == p2 && v1 == v2
         case (.advertisementReleased(let o1, let p1), .advertisementReleased(let o2, let p2)): o1 == o2 && p1 == p2
         case (.applicationUnsubscribed(let o1, let p1), .applicationUnsubscribed(let o2, let p2)):
@@ -60,6 +64,9 @@ extension SimWorld.Batch {
                 .propertiesChanged(
                     path: owner.devicePath(address), interface: BlueZInterface.device, changed: changed,
                     invalidated: invalidated)
+            case .deviceChangedSilently(let address, let changed):
+                .propertiesSetSilently(
+                    path: owner.devicePath(address), interface: BlueZInterface.device, changed: changed)
             case .deviceRemoved(let address):
                 .interfacesRemoved(path: owner.devicePath(address), interfaces: [BlueZInterface.device])
             case .objectAdded(let path, let interface, let properties):

@@ -51,6 +51,9 @@ public enum AdapterEvent: Sendable, Equatable {
     case deviceAdded(DeviceAddress, [Property])
     /// Device1 properties changed or were invalidated (PropertiesChanged).
     case deviceChanged(DeviceAddress, changed: [Property], invalidated: [String])
+    /// Not a signal: Device1 properties changed without PropertiesChanged (Get, GetAll and
+    /// GetManagedObjects show them; see `Fault.unsignalledConnect`).
+    case deviceChangedSilently(DeviceAddress, changed: [Property])
     /// A Device1 object went away (InterfacesRemoved).
     case deviceRemoved(DeviceAddress)
     /// Another object appeared under the adapter (a GATT object of a connected device).

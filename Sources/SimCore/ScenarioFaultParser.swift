@@ -12,6 +12,7 @@ extension Scenario {
         "silence": ["device", "silenced"],
         "move": ["device", "distance"],
         "powerCycle": ["adapter", "seconds"],
+        "unsignalledConnect": ["device"],
     ]
 
     /// Reads `faults`, checking devices and adapters against the parsed scenario.
@@ -58,6 +59,8 @@ extension Scenario {
         }
         switch kind {
         case "dropLink": return [ScheduledFault(trigger: trigger, after: at, fault: .dropLink(try device()))]
+        case "unsignalledConnect":
+            return [ScheduledFault(trigger: trigger, after: at, fault: .unsignalledConnect(try device()))]
         case "failNext":
             let address = try device()
             let uuid = try keys["uuid"].map { (field) throws(ScenarioError) in try field.uuid() }

@@ -39,6 +39,10 @@ public struct SimAdapter: Sendable {
 
     var discoverableByDiscovery = false
     var foundDuringDiscovery: Set<DeviceAddress> = []
+    /// When each temporary device is next looked at for expiry.
+    var expiries = ExpiryQueue<DeviceAddress>()
+    /// Devices whose timer ran out while they were connected: they go once disconnected.
+    var expiredWhileConnected: Set<DeviceAddress> = []
 
     /// The adapter `index` as `spec` describes it.
     public init(

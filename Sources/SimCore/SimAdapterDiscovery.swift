@@ -56,6 +56,7 @@ extension SimAdapter {
         foundDuringDiscovery.insert(report.address)
         if var device = devices[report.address] {
             device.expiry = device.temporary && temporaryTimeout > 0 ? now.advanced(bySeconds: temporaryTimeout) : nil
+            if let expiry = device.expiry { expiries.schedule(report.address, at: expiry) }
             let changed = device.apply(report, rssiDelta: delta, duplicateData: duplicate)
             devices[report.address] = device
             let values = device.values(of: changed, adapterPath: path, experimental: experimental)
@@ -65,29 +66,56 @@ extension SimAdapter {
         }
         var device = RemoteDevice(address: report.address, addressType: report.addressType)
         device.expiry = temporaryTimeout > 0 ? now.advanced(bySeconds: temporaryTimeout) : nil
+        if let expiry = device.expiry { expiries.schedule(report.address, at: expiry) }
         _ = device.apply(report, rssiDelta: delta, duplicateData: duplicate)
         devices[report.address] = device
         advertisementReports &+= 1
         return [.deviceAdded(report.address, device.properties(adapterPath: path, experimental: experimental))]
     }
 
-    /// The earliest temporary-device expiry, for the shell's timer.
+    /// When ``expire(at:)`` next has something to look at, for the shell's timer: a temporary
+    /// device's expiry (or a renewed device's earlier one, which reschedules it), or a device whose
+    /// timer ran out while it was connected and that is disconnected now.
     public var nextExpiry: SimInstant? {
-        devices.values.compactMap { $0.connected ? nil : $0.expiry }.min()
+        let released = expiredWhileConnected.compactMap { address -> SimInstant? in
+            guard let device = devices[address], !device.connected else { return nil }
+            return device.expiry
+        }
+        return (released + [expiries.earliest].compactMap { $0 }).min()
     }
 
-    /// Removes the temporary devices whose timer ran out by `now` (not connected ones).
+    /// Removes the temporary devices whose timer ran out by `now` (not connected ones: those go
+    /// once they are disconnected, unless heard again). Looks only at the devices that come due.
     public mutating func expire(at now: SimInstant) -> [AdapterEvent] {
-        let due = devices.values.filter { device in
-            guard !device.connected, let expiry = device.expiry else { return false }
-            return expiry <= now
+        var due: [DeviceAddress] = []
+        for address in expiries.popDue(at: now, deadline: { devices[$0]?.expiry }) {
+            if devices[address]?.connected == true {
+                expiredWhileConnected.insert(address)
+            } else {
+                due.append(address)
+            }
         }
-        return due.map(\.address).sorted().flatMap { remove($0) }
+        for address in expiredWhileConnected {
+            guard let device = devices[address], let expiry = device.expiry else {
+                expiredWhileConnected.remove(address)
+                continue
+            }
+            if device.connected { continue }
+            expiredWhileConnected.remove(address)
+            if expiry <= now {
+                due.append(address)
+            } else {
+                expiries.schedule(address, at: expiry)
+            }
+        }
+        return due.sorted().flatMap { remove($0) }
     }
 
     private mutating func remove(_ address: DeviceAddress) -> [AdapterEvent] {
         guard devices.removeValue(forKey: address) != nil else { return [] }
         foundDuringDiscovery.remove(address)
+        expiries.cancel(address)
+        expiredWhileConnected.remove(address)
         return [.deviceRemoved(address)]
     }
 

@@ -65,6 +65,11 @@ struct ControlInterface: Sendable {
                     _ = apply(.delay(address, seconds: seconds))
                     return []
                 },
+                ExportedMethod("UnsignalledConnect", in: "s", out: "") { call in
+                    let address = try Self.address(call.arguments().first)
+                    guard apply(.unsignalledConnect(address)) else { throw Self.unknown(address) }
+                    return []
+                },
                 ExportedMethod("ClearFaults", in: "", out: "") { _ in
                     _ = apply(.clear)
                     return []

@@ -70,6 +70,10 @@ enum DBusMapping {
                 try objects.removeInterface(BlueZInterface.battery, at: ObjectPath(path))
             case .interfacesRemoved(let path, _):
                 try objects.unexport(ObjectPath(path))
+            case .propertiesSetSilently(let path, let interface, let changed):
+                try objects.setProperties(
+                    changed.map { ($0.name, value($0.value)) }, interface: interface, at: ObjectPath(path),
+                    emitting: false)
             case .propertiesChanged(let path, let interface, let changed, let invalidated):
                 let changes: [(name: String, value: DBusValue?)] =
                     changed.map { ($0.name, value($0.value)) } + invalidated.map { ($0, nil) }

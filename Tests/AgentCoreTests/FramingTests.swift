@@ -120,6 +120,24 @@ struct ClientOutboxTests {
         #expect(drain(&outbox) == ["ent1", "reply", "event3/1"])
     }
 
+    @Test("a written line is let go at once: the outbox holds only what waits to be written")
+    func writtenLinesAreLetGo() {
+        var outbox = ClientOutbox(maxEvents: 8, maxReplyBytes: 1 << 20)
+        for index in 0..<3 {
+            let accepted = outbox.enqueueReply(Array(repeating: UInt8(ascii: "a") + UInt8(index), count: 100_000))
+            #expect(accepted)
+        }
+        outbox.enqueueEvent { _, _ in Array("event".utf8) }
+        #expect(outbox.heldBytes == 300_005)
+        outbox.didWrite(60_000)
+        #expect(outbox.heldBytes == 300_005, "a line partly written is held whole")
+        outbox.didWrite(40_000)
+        #expect(outbox.heldBytes == 200_005)
+        #expect(drain(&outbox).count == 3)
+        #expect(outbox.heldBytes == 0)
+        #expect(!outbox.hasPending)
+    }
+
     @Test("replies past the byte cap are refused so the server can close the client")
     func replyCap() {
         var outbox = ClientOutbox(maxEvents: 2, maxReplyBytes: 10)

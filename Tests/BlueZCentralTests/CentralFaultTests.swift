@@ -154,6 +154,52 @@ struct CentralFaultTests {
     }
 
     @Test(
+        "a link that comes up without a Connected signal (bluetoothd 5.66's race): connect, services and notifications work, one connected event"
+    )
+    func unsignalledConnect() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let central = try await rig.central()
+            let connections = central.connectionEvents()
+            try await rig.control("UnsignalledConnect", [Self.hrm])
+            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
+            let id = peripheral.identifier
+            let counter = try #require(characteristics[FaultRig.counter])
+            var values = peripheral.notifications(for: counter).makeAsyncIterator()
+            try await peripheral.setNotifyValue(true, for: counter)
+            #expect(isGapless(await FaultRig.take(10, from: &values)))
+            #expect(peripheral.state == .connected)
+            let events = await FaultRig.collect(connections) { $0.contains { Self.isConnected($0, id) } }
+            #expect(events == [.connected(id)], "no spurious disconnection while connecting: \(events)")
+        }
+    }
+
+    @Test(
+        "a reconnect after a link loss whose link comes up without a Connected signal: reconnected, the subscription restored exactly once"
+    )
+    func unsignalledReconnect() async throws {
+        try await FaultRig.with { rig in
+            let sim = try await rig.startSim()
+            defer { sim.kill() }
+            let central = try await rig.central()
+            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
+            let counter = try #require(characteristics[FaultRig.counter])
+            var values = peripheral.notifications(for: counter).makeAsyncIterator()
+            try await peripheral.setNotifyValue(true, for: counter)
+            #expect(isGapless(await FaultRig.take(10, from: &values)))
+            let subscribes = try await rig.subscribeCount(of: counter.objectPath)
+            let connections = central.connectionEvents()
+            let id = peripheral.identifier
+            try await rig.control("UnsignalledConnect", [Self.hrm])
+            try await rig.control("DropLink", [Self.hrm])
+            let events = await FaultRig.collect(connections) { $0.last.map { Self.isConnected($0, id) } ?? false }
+            #expect(events == [.disconnected(id, .notConnected), .connected(id)], "\(events)")
+            try await Self.expectRestoredOnce(&values, subscribes: subscribes)
+        }
+    }
+
+    @Test(
         "a link lost while the device is away: attempts fail and are retried with backoff until it is back, then one restore"
     )
     func linkLossRetriesWithBackoff() async throws {

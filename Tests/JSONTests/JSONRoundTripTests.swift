@@ -146,4 +146,25 @@ struct JSONRoundTripTests {
         #expect("\(value)" == #"{"a":[1,"x"]}"#)
         #expect(value.objectValue?.description == #"{"a":[1,"x"]}"#)
     }
+    @Test("A value holding a large array is written as json-c writes each piece, and reads back equal")
+    func largeArraysPieceByPiece() throws {
+        let rows: [JSON] = (0..<1000).map { index in
+            [
+                "id": .string("dev-\(index)"), "name": index % 3 == 0 ? .null : .string("n\"\\/\n\u{7}é\(index)"),
+                "rssi": .int(Int64(-index)), "ratio": .double(Double(index) / 7), "flags": [true, false, [:], []],
+            ]
+        }
+        let array = JSON.array(rows)
+        #expect(array.serialized() == "[" + rows.map { $0.serialized() }.joined(separator: ",") + "]")
+        let keyWithNUL = "odd\"key\u{0}"
+        let reply: JSON = ["jsonrpc": "2.0", "id": 7, "result": ["devices": array, keyWithNUL: [1, 2]]]
+        let small: JSON = [keyWithNUL: [1, 2]]
+        let smallText = small.serialized()
+        let expected =
+            #"{"jsonrpc":"2.0","id":7,"result":{"devices":"# + array.serialized() + "," + smallText.dropFirst()
+            + "}"
+        #expect(reply.serialized() == expected)
+        #expect(try JSON(parsing: array.serialized()) == array)
+        #expect(try JSON(parsing: array.serialized(.pretty)) == array)
+    }
 }

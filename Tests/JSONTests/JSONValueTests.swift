@@ -86,6 +86,24 @@ struct JSONValueTests {
         #expect(object.values == [20, 4])
     }
 
+    @Test("An object growing past the indexed size and shrinking below it finds every key, in order")
+    func objectAcrossIndexThreshold() {
+        var object = JSONObject()
+        for index in 0..<40 { object["k\(index)"] = .int(Int64(index)) }
+        object["k3"] = 300
+        for index in stride(from: 0, to: 40, by: 2) { object["k\(index)"] = nil }
+        #expect(object.keys == stride(from: 1, to: 40, by: 2).map { "k\($0)" })
+        #expect(object["k3"] == 300)
+        #expect(object["k39"] == 39)
+        #expect(object["k2"] == nil)
+        while object.count > 3 { object.removeValue(forKey: object.keys[0]) }
+        #expect(object.keys == ["k35", "k37", "k39"])
+        object["k1"] = 1
+        #expect(object["k37"] == 37 && object["k1"] == 1)
+        let rebuilt = JSONObject(object.map { ($0.key, $0.value) })
+        #expect(rebuilt == object)
+    }
+
     @Test("Equality is structural and order-sensitive; equal values hash equally")
     func equality() {
         let ab: JSON = ["a": 1, "b": 2]

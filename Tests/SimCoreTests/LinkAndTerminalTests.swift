@@ -82,6 +82,42 @@ struct LinkAndTerminalTests {
             "the fault is spent")
     }
 
+    @Test("a connected device outlives its temporary timer; it goes at the first look after its link drops")
+    func connectedDeviceExpiresAfterItsLink() throws {
+        var world = try Self.connected()
+        _ = world.silence(Self.terminal, true)
+        _ = world.silence(Self.beacon, true)
+        let removed = { (batches: [SimWorld.Batch]) in batches.flatMap(\.events).removedDevices }
+        #expect(removed(world.advance(to: .seconds(40))) == [Self.beacon], "the unconnected beacon goes at 30 s")
+        #expect(world.adapters[0].devices[Self.terminal] != nil, "the connected terminal stays")
+        #expect(removed(world.advance(to: .seconds(60))).isEmpty)
+        _ = world.dropLinks(Self.terminal)
+        #expect(removed(world.advance(to: .seconds(60.001))) == [Self.terminal])
+        #expect(world.adapters[0].devices.isEmpty)
+    }
+
+    @Test(
+        "UnsignalledConnect: the next link comes up with no Connected signal but shows in the properties; the one after signals"
+    )
+    func unsignalledConnect() throws {
+        var world = try Self.world()
+        #expect(world.apply(.unsignalledConnect(Self.terminal)).applied)
+        _ = try world.beginConnect(adapter: 0, address: Self.terminal, at: .zero)
+        #expect(
+            world.completeConnect(adapter: 0, address: Self.terminal).flatMap(\.events) == [
+                .deviceChangedSilently(Self.terminal, changed: [Property("Connected", .bool(true))])
+            ])
+        let properties = try #require(world.adapters[0].devices[Self.terminal]).properties(
+            adapterPath: "/org/bluez/hci0")
+        #expect(properties.contains(Property("Connected", .bool(true))))
+        _ = world.apply(.dropLink(Self.terminal))
+        _ = try world.beginConnect(adapter: 0, address: Self.terminal, at: .zero)
+        let again = world.completeConnect(adapter: 0, address: Self.terminal).flatMap(\.events)
+        #expect(
+            again == [.deviceChanged(Self.terminal, changed: [Property("Connected", .bool(true))], invalidated: [])])
+        #expect(!world.apply(.unsignalledConnect(DeviceAddress(validBytes: (0xC0, 0, 0, 0, 0, 9)))).applied)
+    }
+
     @Test("a second write while one is in flight is InProgress; a read of another offset too")
     func inProgress() throws {
         var world = try Self.connected()

@@ -151,6 +151,42 @@ struct SimAdapterTests {
         #expect(adapter.devices.isEmpty)
     }
 
+    @Test(
+        "in a crowd each temporary device goes at its own expiry, not before, heard-again ones later, a returning one anew"
+    )
+    func crowdExpiry() throws {
+        var adapter = Fixture.adapter(temporaryTimeout: 30)
+        _ = try adapter.startDiscovery(owner: ":1.1")
+        // Device n is first heard at n/10 s; every third is heard again 25 s later (its timer restarts).
+        var expected: [DeviceAddress: SimInstant] = [:]
+        for last in UInt8(0)..<200 {
+            _ = adapter.receive(Fixture.report(last), at: .seconds(Double(last) / 10))
+            expected[Fixture.address(last)] = .seconds(Double(last) / 10 + 30)
+        }
+        for last in stride(from: UInt8(0), to: 200, by: 3) {
+            _ = adapter.receive(Fixture.report(last), at: .seconds(Double(last) / 10 + 25))
+            expected[Fixture.address(last)] = .seconds(Double(last) / 10 + 55)
+        }
+        var removedAt: [DeviceAddress: SimInstant] = [:]
+        var now = SimInstant.seconds(25)
+        while let next = adapter.nextExpiry, removedAt.count < 200 {
+            #expect(next >= now || adapter.expire(at: now).isEmpty, "no deadline in the past is left behind")
+            now = max(now, next)
+            for address in adapter.expire(at: now).removedDevices {
+                #expect(removedAt[address] == nil, "removed once")
+                removedAt[address] = now
+            }
+            if now > .seconds(120) { break }
+        }
+        #expect(removedAt == expected, "each device went exactly at its expiry")
+        #expect(adapter.devices.isEmpty)
+        #expect(adapter.nextExpiry == nil)
+        // A device heard again after it went is a new object with a fresh timer.
+        _ = adapter.receive(Fixture.report(7), at: .seconds(200))
+        #expect(adapter.expire(at: .seconds(229)).isEmpty)
+        #expect(adapter.expire(at: .seconds(230)).removedDevices == [Fixture.address(7)])
+    }
+
     @Test("stopping discovery invalidates RSSI and TxPower and drops non-connectable temporary devices")
     func cleanup() throws {
         var adapter = Fixture.adapter()

@@ -55,7 +55,7 @@ EOF
 role_running() { [ "$(jctl "$1" status | jq -r .roleState.state)" = running ]; }
 # agent_start WHO: bleagent on $SCN/WHO/roles.json, log in /lab-out/agent-WHO.log, its events in /lab-out/events-WHO.jsonl.
 agent_start() {
-    "$BLEAGENT" --config "$SCN/$1/roles.json" >> "/lab-out/agent-$1.log" 2>&1 3>&- &
+    "$BLEAGENT" --config "$SCN/$1/roles.json" ${BLEAGENT_ARGS:-} >> "/lab-out/agent-$1.log" 2>&1 3>&- &
     BLUEZ_PIDS+=($!)
     eval "AGENT_PID_$1=$!"
     expect_within 60 "agent $1 started, role running" role_running "$1"

@@ -162,7 +162,7 @@ extension CentralManager {
                     effects.links.append((path, false))
                 }
             case .removed(let path, BlueZInterface.device):
-                for token in state.scanners.keys { state.scanners[token]?.reported[path] = nil }
+                state.forgetReports(of: path)
             case .changed(let path, BlueZInterface.gattCharacteristic, let keys) where keys.contains("Value"):
                 // Values through StartNotify; a read also changes Value, so only while notifying.
                 guard let properties = state.mirror.objects[path]?[BlueZInterface.gattCharacteristic],
@@ -192,21 +192,17 @@ extension CentralManager {
         }
         state.statistics.advertisementReports += 1
         var discovery: Discovery?
-        for token in state.scanners.keys {
-            guard let scanner = state.scanners[token],
-                scanner.filter.matches(address: device.address, rssi: device.rssi, advertisement: device.advertisement)
+        // Each scan is updated in place: holding a copy of a scanner (or of the scanners' keys) while
+        // its `reported` map changes would copy the whole map, every device's entry, per report.
+        for token in state.scannerTokens {
+            guard state.scanners[token]?.admits(device, at: path) == true, let queue = state.scanners[token]?.queue
             else { continue }
-            if !scanner.filter.options.allowDuplicates {
-                if scanner.reported[path] == device.advertisement { continue }
-                state.scanners[token]?.reported[path] = device.advertisement
-            }
             let found =
                 discovery
                 ?? Discovery(
                     identifier: id, address: device.address, name: device.advertisement.localName, rssi: device.rssi,
                     advertisement: device.advertisement)
             discovery = found
-            let queue = scanner.queue
             if queue.push((key: id, element: found, count: 1)).needsWake { state.wakes.append { queue.wake() } }
         }
     }

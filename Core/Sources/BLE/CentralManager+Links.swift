@@ -43,8 +43,13 @@ extension CentralManager {
             if !device.connected {
                 state.servicesSynced.remove(path)
                 state.servicesSyncRequested[path] = nil
+                // ServicesResolved without Connected: bluetoothd 5.66 can bring a link up without
+                // signalling Connected (its ATT channel connected before the kernel's event; see
+                // ``linkConfirmed(_:)``). Its reply to GetManagedObjects shows the link.
+                if device.servicesResolved { needsSync = true }
             }
-            if !device.connected && previous != .disconnected {
+            // Only a link the manager saw up can drop: while connecting, the attempt decides.
+            if !device.connected && (previous == .connected || previous == .disconnecting) {
                 state.peripheralStates[id] = .disconnected
                 if var queue = state.queues[path] {
                     failed = queue.linkDropped()

@@ -3,7 +3,8 @@
 /// after the adapter powers on again, and when the device's object comes
 /// back. Attempts continue, with the delay doubling from ``firstDelay`` up to
 /// ``maximumDelay``, for as long as the peripheral is wanted, the manager is
-/// poweredOn and the device is known and not connected.
+/// poweredOn and the device is known and not connected (a Connect that
+/// succeeded counts once the link shows: see ``CentralManager/connect(_:)``).
 public struct ReconnectPolicy: Sendable, Hashable {
     /// The wait after a link loss before the first attempt (BlueZ has just
     /// torn the link down; reconnecting after a power cycle or a reappearing
@@ -71,7 +72,8 @@ extension CentralManager {
             guard let path else { return }
             do throws(BLEError) {
                 try await manager.backend.connect(device: path)
-                return
+                // Connect answered; the next turn ends the loop once the mirror shows the link.
+                if manager.linkConfirmed(path) { return }
             } catch {
                 let connected = manager.state.withLock { state -> Bool in
                     let connected = state.mirror.device(at: path)?.connected ?? false

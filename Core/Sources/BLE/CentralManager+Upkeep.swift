@@ -83,7 +83,7 @@ extension CentralManager {
             state.pruneTimer = nil
             let changes = state.mirror.prune(now: now)
             for case .removed(let path, BlueZInterface.device) in changes {
-                for token in state.scanners.keys { state.scanners[token]?.reported[path] = nil }
+                state.forgetReports(of: path)
             }
             schedulePrune(state: &state)
             return !changes.isEmpty

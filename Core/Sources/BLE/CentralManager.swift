@@ -124,6 +124,18 @@ public final class CentralManager: Sendable {
             counters.waiting = 0
             return counters
         }
+
+        /// Whether a report of `device` (at `path`) goes to this scan: it passes the filter and,
+        /// without duplicates, differs from what was last reported for the path (then recorded).
+        /// Called in place (`scanners[token]?.admits(...)`), so `reported` is updated without a copy.
+        mutating func admits(_ device: DeviceModel, at path: String) -> Bool {
+            guard filter.matches(address: device.address, rssi: device.rssi, advertisement: device.advertisement)
+            else { return false }
+            guard !filter.options.allowDuplicates else { return true }
+            if reported[path] == device.advertisement { return false }
+            reported[path] = device.advertisement
+            return true
+        }
     }
 
     let backend: any CentralBackend
@@ -309,6 +321,22 @@ public final class CentralManager: Sendable {
             connectionBroadcast.yield(.failedToConnect(id, failure))
             throw failure
         }
+        if !linkConfirmed(path) { scheduleReconnect(id, after: options.reconnectPolicy.firstDelay) }
+    }
+
+    /// After Device1.Connect answered: whether the mirror shows the link up.
+    /// When it does not, asks for a snapshot. bluetoothd 5.66 can bring a
+    /// link up without signalling Connected: when its ATT channel connects
+    /// before the kernel reports the connection, `att_connect_cb` marks the
+    /// bearer connected silently and the kernel's event is then dropped as
+    /// "already connected" (device.c; seen in the VM). GetManagedObjects
+    /// shows the link, and the snapshot applies it in order with the signals.
+    /// The caller then watches the link with the reconnect loop, which ends
+    /// once the link shows and connects again if it went down meanwhile.
+    func linkConfirmed(_ path: String) -> Bool {
+        let shown = state.withLock { $0.mirror.device(at: path)?.connected ?? false }
+        if !shown { requestSnapshot() }
+        return shown
     }
 
     /// Disconnects `peripheral` (Device1.Disconnect) and stops wanting it connected.
@@ -379,5 +407,14 @@ extension CentralManager.State {
     func scopedDevice(at path: String) -> DeviceModel? {
         guard let device = mirror.device(at: path), isInScope(device) else { return nil }
         return device
+    }
+
+    /// The open scans' tokens, apart from the scans: iterating `scanners.keys` while a scan
+    /// changes would copy the scanners (and each one's `reported` map).
+    var scannerTokens: [DiscoverySession.Token] { Array(scanners.keys) }
+
+    /// The device at `path` left the mirror: no scan remembers what it last reported.
+    mutating func forgetReports(of path: String) {
+        for token in scannerTokens { scanners[token]?.reported[path] = nil }
     }
 }

@@ -254,6 +254,11 @@ extension CJSONRoot {
         }
     }
 
+    /// An object key as json-c writes it in compact text (quoted, escaped, U+0000 as U+FFFD).
+    static func serializedKey(_ key: String) -> String {
+        CJSONRoot(owning: newString(cKey(key))).serialized(pretty: false)
+    }
+
     /// The key json-c will store: U+0000 (which a C string cannot hold) becomes U+FFFD.
     private static func cKey(_ key: String) -> String {
         guard key.utf8.contains(0) else { return key }

@@ -1,10 +1,12 @@
 /// The members of a JSON object: unique keys, in order, with lookup by key.
 ///
-/// Members are stored as an ordered array of key/value pairs plus a
-/// key-to-position index. The array keeps the order of the text or of the
-/// code that built the object, so configuration files and replies are written
-/// back in a readable, stable order; the index keeps lookup by key O(1) for
-/// large objects. Keys are unique, as in json-c: setting an existing key
+/// Members are stored as an ordered array of key/value pairs, plus a
+/// key-to-position index once there are more than
+/// ``JSONObject/indexThreshold`` of them. The array keeps the order of the
+/// text or of the code that built the object, so configuration files and
+/// replies are written back in a readable, stable order; the index keeps
+/// lookup by key O(1) for large objects, while a small object (a reply's row,
+/// most requests) is looked up by a short scan and costs no hash table. Keys are unique, as in json-c: setting an existing key
 /// replaces its value in place. Parsed text that repeats a key is refused
 /// (``JSONParseOptions/duplicateKeys``); under `.lastWins` the member keeps
 /// the position of the first occurrence and the value of the last.
@@ -16,7 +18,11 @@ public struct JSONObject: Sendable, Hashable {
     public typealias Element = (key: String, value: JSON)
 
     private var members: [Element] = []
-    private var positions: [String: Int] = [:]
+    /// Key → position, kept only while there are more than ``indexThreshold`` members.
+    private var positions: [String: Int]?
+
+    /// Objects with more members than this keep an index by key.
+    static let indexThreshold = 8
 
     /// An empty object.
     public init() {}
@@ -37,17 +43,18 @@ public struct JSONObject: Sendable, Hashable {
     /// new key appends it; for an existing key replaces the value in place;
     /// setting `nil` removes the member.
     public subscript(key: String) -> JSON? {
-        get { positions[key].map { members[$0].value } }
+        get { position(of: key).map { members[$0].value } }
         set {
             guard let newValue else {
                 removeValue(forKey: key)
                 return
             }
-            if let position = positions[key] {
+            if let position = position(of: key) {
                 members[position].value = newValue
             } else {
-                positions[key] = members.count
+                positions?[key] = members.count
                 members.append((key, newValue))
+                if positions == nil && members.count > Self.indexThreshold { reindex() }
             }
         }
     }
@@ -55,10 +62,22 @@ public struct JSONObject: Sendable, Hashable {
     /// Removes the member for `key` and returns its value, if it had one.
     @discardableResult
     public mutating func removeValue(forKey key: String) -> JSON? {
-        guard let position = positions.removeValue(forKey: key) else { return nil }
+        guard let position = position(of: key) else { return nil }
         let removed = members.remove(at: position).value
-        for later in position..<members.count { positions[members[later].key] = later }
+        if members.count > Self.indexThreshold { reindex() } else { positions = nil }
         return removed
+    }
+
+    private func position(of key: String) -> Int? {
+        if let positions { return positions[key] }
+        return members.firstIndex { $0.key == key }
+    }
+
+    private mutating func reindex() {
+        var index: [String: Int] = [:]
+        index.reserveCapacity(members.count)
+        for (position, member) in members.enumerated() { index[member.key] = position }
+        positions = index
     }
 
     /// Whether the objects have the same members in the same order.

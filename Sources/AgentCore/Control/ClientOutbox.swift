@@ -36,6 +36,8 @@ public struct ClientOutbox: Sendable {
     public var hasPending: Bool { head < entries.count }
     /// The number of queued events.
     public var eventCount: Int { queuedEvents }
+    /// The bytes of the lines the outbox holds (written lines hold none).
+    public var heldBytes: Int { entries.reduce(0) { $0 + $1.bytes.count } }
 
     /// Queues a reply line (with its newline); `false` if the reply bytes
     /// would pass the cap (the client should then be closed).
@@ -87,6 +89,9 @@ public struct ClientOutbox: Sendable {
         let entry = entries[head]
         guard headWritten >= entry.bytes.count else { return }
         if entry.isEvent { queuedEvents -= 1 } else { queuedReplyBytes -= entry.bytes.count }
+        // A written line's bytes go now, not when the written entries are compacted away (a reply can
+        // be megabytes: a listing of 10,000 devices).
+        entries[head].bytes = []
         head += 1
         headWritten = 0
         if head > 64 && head * 2 > entries.count {

@@ -17,6 +17,12 @@ public enum Fault: Sendable, Equatable {
     case move(DeviceAddress, distance: Double)
     /// Adapter hciN powers off (false) or on (true); a power cycle is both, in that order.
     case powered(adapter: Int, Bool)
+    /// The device's next link comes up without a `Connected` PropertiesChanged; Get and GetAll
+    /// show it connected. bluetoothd 5.66 does this when its ATT channel connects before the
+    /// kernel's Device Connected event: `att_connect_cb` marks the LE bearer connected without
+    /// emitting the property, and `device_add_connection` then logs "already connected" and
+    /// returns (device.c), so only ServicesResolved is signalled. Seen in the VM.
+    case unsignalledConnect(DeviceAddress)
 }
 
 extension SimWorld {
@@ -42,6 +48,10 @@ extension SimWorld {
         case .powered(let adapter, let on):
             guard adapters.indices.contains(adapter) else { return (false, []) }
             return (true, setPowered(adapter: adapter, on))
+        case .unsignalledConnect(let address):
+            guard deviceIndex(address) != nil else { return (false, []) }
+            faults.unsignalledConnects.insert(address)
+            return (true, [])
         }
     }
 }

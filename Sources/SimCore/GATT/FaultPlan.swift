@@ -36,6 +36,9 @@ public struct FaultPlan: Sendable, Equatable {
     public var rules: [Rule] = []
     /// Extra seconds before a device's answers (GATT operations and Connect).
     public var delays: [DeviceAddress: Double] = [:]
+    /// Devices whose next link comes up without the `Connected` signal (see
+    /// ``Fault/unsignalledConnect(_:)``).
+    public var unsignalledConnects: Set<DeviceAddress> = []
 
     /// No faults.
     public init() {}

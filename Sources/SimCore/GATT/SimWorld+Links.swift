@@ -70,7 +70,8 @@ extension SimWorld {
         return device.radio.meanRSSI(observer: spec.position, at: now) >= Double(spec.sensitivity)
     }
 
-    /// The link comes up: `Connected` true. Services are resolved next (`resolveServices`).
+    /// The link comes up: `Connected` true (not signalled after ``Fault/unsignalledConnect(_:)``).
+    /// Services are resolved next (`resolveServices`).
     public mutating func completeConnect(adapter: Int, address: DeviceAddress) -> [Batch] {
         guard adapters.indices.contains(adapter), var device = adapters[adapter].devices[address], !device.connected,
             let index = deviceIndex(address)
@@ -85,10 +86,15 @@ extension SimWorld {
         link.budget = linkModel.map { _ in LinkBudget(tokens: 1, at: clock) }
         links[key] = link
         schedule.linkUp(address, at: clock)
+        let connected = [Property("Connected", .bool(true))]
         var batches = [
             Batch(
                 adapter: adapter,
-                events: [.deviceChanged(address, changed: [Property("Connected", .bool(true))], invalidated: [])])
+                events: [
+                    faults.unsignalledConnects.remove(address) == nil
+                        ? .deviceChanged(address, changed: connected, invalidated: [])
+                        : .deviceChangedSilently(address, changed: connected)
+                ])
         ]
         if let peripheral = peripheralAdapter(ofDevice: index), peripheral != adapter {
             let spec = adapters[adapter].spec

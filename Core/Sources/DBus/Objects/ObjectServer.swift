@@ -154,6 +154,15 @@ public final class ObjectServer: Sendable {
     ///   ``DBusMarshalError/typeMismatch(expected:actual:)`` for a value of the wrong type; nothing changes then.
     public func setProperties(
         _ changes: [(name: String, value: DBusValue?)], interface: String, at path: ObjectPath
+    ) throws {
+        try setProperties(changes, interface: interface, at: path, emitting: true)
+    }
+
+    /// ``setProperties(_:interface:at:)``, emitting `PropertiesChanged` only when `emitting`: without
+    /// it Get, GetAll and GetManagedObjects show the values and no client is told, as a service that
+    /// changes state without signalling it (blesim reproduces one of bluetoothd's).
+    public func setProperties(
+        _ changes: [(name: String, value: DBusValue?)], interface: String, at path: ObjectPath, emitting: Bool
     )
         throws
     {
@@ -175,6 +184,7 @@ public final class ObjectServer: Sendable {
             }
             for change in changes { entry.interfaces[index].values[change.name] = change.value }
             state.objects[path] = entry
+            guard emitting else { return }
             var names: [String] = []
             for property in properties where !names.contains(property.name) { names.append(property.name) }
             emit(.propertiesChanged(path: path, interface: interface, names: names), in: state)
