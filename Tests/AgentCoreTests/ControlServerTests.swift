@@ -221,6 +221,44 @@ struct ControlServerTests {
         #expect(received < 2_000, "only the socket buffer and the bounded queue held events (got \(received))")
     }
 
+    @Test("events published while the loop is busy wait in a bounded backlog; the client learns what was dropped")
+    func eventBacklogIsBounded() async throws {
+        // Each client's own queue could hold every event: only the backlog before it may drop.
+        let harness = try ServerHarness { $0.maxQueuedEvents = 100_000 }
+        defer { harness.shutDown() }
+        let client = try harness.client()
+        #expect(await client.call("events.subscribe", ["kinds": ["value"]])?["result"] != nil)
+        // A job that holds the loop's thread until the test writes a byte: the job taking the backlog is
+        // posted after it, so every event below is published while the loop is busy.
+        let (release, releaser) = try FileDescriptor.pipe()
+        defer {
+            release.close()
+            releaser.close()
+        }
+        harness.loop.execute {
+            var byte: UInt8 = 0
+            _ = withUnsafeMutableBytes(of: &byte) { try? release.read(into: $0) }
+        }
+        let total: Int64 = 5_000
+        for index in 1...total { harness.bus.publish(.value, ["i": .int(index)]) }
+        _ = try [UInt8](repeating: 1, count: 1).withUnsafeBytes { try releaser.write($0) }
+        var received: Int64 = 0
+        var first: JSON?
+        var last: JSON?
+        while let event = await client.readJSON() {
+            received += 1
+            first = first ?? event
+            last = event
+            if event["params"]?["seq"] == .int(total) { break }
+        }
+        let dropped = last?["params"]?["dropped"]?.intValue ?? -1
+        #expect(last?["params"]?["data"]?["i"] == .int(total), "the newest event is kept")
+        #expect(received <= 1_024, "the backlog held at most its capacity (got \(received))")
+        #expect(received + dropped == total, "every event was delivered or counted as dropped")
+        #expect(first?["params"]?["seq"] == .int(dropped + 1), "the drops are counted before the first event kept")
+        #expect(await client.call("test.echo", ["after"])?["result"] == ["after"])
+    }
+
     @Test("a live agent's socket is not taken over; a stale one is replaced; a non-socket is left alone")
     func socketTakeover() async throws {
         let harness = try ServerHarness()

@@ -136,12 +136,8 @@ struct CentralFaultTests {
             let sim = try await rig.startSim()
             defer { sim.stop() }
             let central = try await rig.central()
-            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
-            let counter = try #require(characteristics[FaultRig.counter])
-            var values = peripheral.notifications(for: counter).makeAsyncIterator()
-            try await peripheral.setNotifyValue(true, for: counter)
-            #expect(isGapless(await FaultRig.take(10, from: &values)))
-            let subscribes = try await rig.subscribeCount(of: counter.objectPath)
+            let (peripheral, counterValues, subscribes) = try await rig.subscribedCounter(central)
+            var values = counterValues
             let connections = central.connectionEvents()
             let id = peripheral.identifier
             try await rig.control("DropLink", [Self.hrm])
@@ -183,12 +179,8 @@ struct CentralFaultTests {
             let sim = try await rig.startSim()
             defer { sim.stop() }
             let central = try await rig.central()
-            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
-            let counter = try #require(characteristics[FaultRig.counter])
-            var values = peripheral.notifications(for: counter).makeAsyncIterator()
-            try await peripheral.setNotifyValue(true, for: counter)
-            #expect(isGapless(await FaultRig.take(10, from: &values)))
-            let subscribes = try await rig.subscribeCount(of: counter.objectPath)
+            let (peripheral, counterValues, subscribes) = try await rig.subscribedCounter(central)
+            var values = counterValues
             let connections = central.connectionEvents()
             let id = peripheral.identifier
             try await rig.control("UnsignalledConnect", [Self.hrm])
@@ -209,12 +201,8 @@ struct CentralFaultTests {
             let central = try await rig.central(
                 options: .init(
                     reconnectPolicy: ReconnectPolicy(firstDelay: .milliseconds(50), maximumDelay: .seconds(1))))
-            let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
-            let counter = try #require(characteristics[FaultRig.counter])
-            var values = peripheral.notifications(for: counter).makeAsyncIterator()
-            try await peripheral.setNotifyValue(true, for: counter)
-            #expect(isGapless(await FaultRig.take(10, from: &values)))
-            let subscribes = try await rig.subscribeCount(of: counter.objectPath)
+            let (peripheral, counterValues, subscribes) = try await rig.subscribedCounter(central)
+            var values = counterValues
             let connections = central.connectionEvents()
             let id = peripheral.identifier
             // The device goes quiet (Connect to it fails after connectFailSeconds), then the link drops.
@@ -353,6 +341,19 @@ extension FaultRig {
             }
         }
         throw Failure("the manager's write never reached blesim")
+    }
+
+    /// Connects HRM-C with `central`, subscribes to its counter and checks 10 gapless values;
+    /// returns the peripheral, the values still to come and BlueZ's subscriptions counted from then on.
+    func subscribedCounter(
+        _ central: CentralManager
+    ) async throws -> (Peripheral, NotificationStream.AsyncIterator, Counter) {
+        let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
+        let counter = try #require(characteristics[FaultRig.counter])
+        var values = peripheral.notifications(for: counter).makeAsyncIterator()
+        try await peripheral.setNotifyValue(true, for: counter)
+        #expect(isGapless(await FaultRig.take(10, from: &values)))
+        return (peripheral, values, try await subscribeCount(of: counter.objectPath))
     }
 
     /// Counts, from now on, BlueZ's confirmations that notifications on `path` started.

@@ -95,6 +95,38 @@ struct EventLoopTests {
         #expect(old.values.isEmpty)
     }
 
+    @Test("a steady stream of jobs, each posting the next, never keeps the loop from its descriptors")
+    func jobsDoNotStarveDescriptors() async throws {
+        let loop = try EventLoop.start(name: "test-starve")
+        defer { loop.stop() }
+        let (read, write) = try FileDescriptor.pipe()
+        defer {
+            read.close()
+            write.close()
+        }
+        try read.setNonBlocking()
+        let served = Recorder<Int>()
+        let registration = try loop.register(read, interest: .readable) { _ in
+            var buffer = [UInt8](repeating: 0, count: 16)
+            let count = buffer.withUnsafeMutableBytes { (try? read.read(into: $0)) ?? 0 }
+            if count > 0 { served.append(count) }
+        }
+        defer { loop.deregister(registration) }
+        let stopJobs = Atomic<Bool>(false)
+        let jobsRun = Atomic<Int>(0)
+        // Each job posts the next, as events published faster than the loop handles them do.
+        @Sendable func job() {
+            jobsRun.add(1, ordering: .relaxed)
+            if !stopJobs.load(ordering: .relaxed) { loop.execute(job) }
+        }
+        loop.execute(job)
+        _ = try [UInt8]("x".utf8).withUnsafeBytes { try write.write($0) }
+        await served.wait(for: 1)
+        stopJobs.store(true, ordering: .relaxed)
+        #expect(served.values == [1], "the readable descriptor was served while jobs kept coming")
+        #expect(jobsRun.load(ordering: .relaxed) > 0)
+    }
+
     @Test("after stop, queued jobs still run, later ones are refused and perform returns nil")
     func stopRunsQueuedJobsAndRefusesLater() async throws {
         let loop = try EventLoop.start(name: "test-stop")
