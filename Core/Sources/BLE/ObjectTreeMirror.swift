@@ -83,28 +83,17 @@ public struct ObjectTreeMirror: Sendable {
     /// The Device1 properties the mirror keeps: those the BLE layer reads.
     /// The others (Bonded, Trusted, Blocked, LegacyPairing, Class, Icon,
     /// Appearance, Modalias, WakeAllowed, Sets, ...) are dropped as they
-    /// arrive, which keeps a device's properties in the smallest table (a
-    /// device costs about 2 KiB with its indices).
-    public static let mirroredDeviceProperties: Set<String> = [
-        "Address", "AddressType", "Name", "Alias", "Paired", "Connected", "ServicesResolved", "RSSI", "TxPower",
-        "UUIDs", "ManufacturerData", "ServiceData", "AdvertisingFlags", "Adapter",
-    ]
-
-    /// Whether a Device1 property is kept (a switch: no hashing per report).
-    static func isMirrored(_ key: String) -> Bool {
-        switch key {
-        case "RSSI", "ManufacturerData", "ServiceData", "TxPower", "Name", "Alias", "UUIDs", "Connected",
-            "ServicesResolved", "Paired", "Address", "AddressType", "AdvertisingFlags", "Adapter":
-            true
-        default:
-            false
-        }
-    }
+    /// arrive. The kept ones are held typed, once per device
+    /// (``DeviceProperties``), and read back exactly as sent with
+    /// ``properties(at:interface:)``.
+    public static let mirroredDeviceProperties = Set(DeviceProperties.names)
 
     /// The limits.
     public let limits: Limits
-    /// Every mirrored object: path, interface, properties.
-    public internal(set) var objects: ObjectTreeSnapshot = [:]
+    /// Every mirrored object: path, interface, properties. A device's Device1
+    /// is listed here with no properties: they are kept typed, once, in its
+    /// ``DeviceEntry`` (``properties(at:interface:)`` gives them back).
+    private(set) var objects: ObjectTreeSnapshot = [:]
     /// Whether a snapshot has been applied since the last ``reset()``.
     public private(set) var isLoaded = false
     /// How many snapshots (GetManagedObjects replies) have been applied.
@@ -278,7 +267,9 @@ public struct ObjectTreeMirror: Sendable {
                 continue
             }
             if additive { continue }
-            let invalidated = present.keys.filter { properties[$0] == nil }
+            let presentKeys =
+                interface == BlueZInterface.device ? index.devices[path]?.properties.keys ?? [] : Array(present.keys)
+            let invalidated = presentKeys.filter { properties[$0] == nil }
             changes += apply(
                 .propertiesChanged(path: path, interface: interface, changed: properties, invalidated: invalidated),
                 now: now, live: false)
@@ -292,10 +283,16 @@ public struct ObjectTreeMirror: Sendable {
             return add(path, interfaces, now: now)
         case .interfacesRemoved(let path, let interfaces):
             return remove(path, interfaces.sorted())
-        case .propertiesChanged(let path, let interface, var changed, let invalidated):
-            if interface == BlueZInterface.device && !changed.keys.allSatisfy(Self.isMirrored) {
-                changed = changed.filter { Self.isMirrored($0.key) }
+        case .propertiesChanged(let path, BlueZInterface.device, let changed, let invalidated):
+            // One access to the device's properties: updated in place, the changed keys back.
+            guard let keys = index.devices[path]?.properties.apply(changed, invalidated) else {
+                counters.unknownObjectSignals += 1
+                return [.needsRefresh(path: path, interface: BlueZInterface.device)]
             }
+            deviceChanged(path, keys: keys, now: now)
+            guard !keys.isEmpty else { return [] }
+            return [.changed(path: path, interface: BlueZInterface.device, keys: keys.sorted())]
+        case .propertiesChanged(let path, let interface, let changed, let invalidated):
             // One access to the object's properties: updated in place, the changed keys and the result back.
             guard let (changedKeys, properties) = objects[path]?[interface]?.apply(changed, invalidated) else {
                 counters.unknownObjectSignals += 1
@@ -320,10 +317,14 @@ public struct ObjectTreeMirror: Sendable {
             index.link(path, in: objects)
         }
         for interface in interfaces.keys.sorted() {
-            guard var properties = interfaces[interface] else { continue }
-            if interface == BlueZInterface.device { properties = properties.filter { Self.isMirrored($0.key) } }
+            guard let properties = interfaces[interface] else { continue }
+            if interface == BlueZInterface.device, let keys = index.devices[path]?.properties.apply(properties, []) {
+                deviceChanged(path, keys: keys, now: now)
+                if !keys.isEmpty { changes.append(.changed(path: path, interface: interface, keys: keys.sorted())) }
+                continue
+            }
             guard let (keys, merged) = objects[path]?[interface]?.apply(properties, []) else {
-                objects[path]?[interface] = properties
+                objects[path]?[interface] = interface == BlueZInterface.device ? [:] : properties
                 indexAdded(path, interface, properties, now: now)
                 changes.append(.added(path: path, interface: interface))
                 continue
