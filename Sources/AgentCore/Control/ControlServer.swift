@@ -562,7 +562,9 @@ public final class ControlServer: Sendable {
     }
 
     static func line(_ message: JSON) -> [UInt8] {
-        Array(message.serialized(.compact).utf8) + [UInt8(ascii: "\n")]
+        var text = message.serialized(.compact)
+        text.append("\n")
+        return Array(text.utf8)
     }
 }
 
