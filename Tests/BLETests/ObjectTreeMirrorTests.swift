@@ -257,6 +257,37 @@ import Testing
         #expect(mirror.device(at: device)?.advertisement.isConnectable == false)
     }
 
+    @Test("objects listing the same property-less interfaces (as bluetoothd lists every device) keep their own changes")
+    func objectsWithTheSameInterfacesKeepTheirOwnChanges() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.applySnapshot(snapshot, now: t0)
+        let other = "/org/bluez/hci0/dev_11_22_33_44_55_66"
+        let standard: InterfaceMap = [
+            "org.freedesktop.DBus.Introspectable": [:], "org.freedesktop.DBus.Properties": [:],
+        ]
+        for path in [device, other] {
+            var interfaces = standard
+            interfaces[BlueZInterface.device] = ["Address": .string(path == device ? "AA:BB:CC:DD:EE:FF" : "11:22")]
+            _ = mirror.receive(.interfacesAdded(path: path, interfaces: interfaces), now: t0)
+        }
+        let battery = "org.bluez.Battery1"
+        _ = mirror.receive(.interfacesAdded(path: other, interfaces: [battery: ["Percentage": .uint(90)]]), now: t0)
+        _ = mirror.receive(
+            .propertiesChanged(path: other, interface: battery, changed: ["Percentage": .uint(80)], invalidated: []),
+            now: t0)
+        #expect(mirror.interfaces(at: other)?[battery] == ["Percentage": .uint(80)])
+        #expect(mirror.interfaces(at: device)?[battery] == nil)
+        #expect(
+            Set(mirror.interfaces(at: device)?.keys ?? [:].keys) == Set(standard.keys).union([BlueZInterface.device]))
+        _ = mirror.receive(.interfacesRemoved(path: other, interfaces: [battery]), now: t0)
+        _ = mirror.receive(
+            .interfacesRemoved(path: device, interfaces: ["org.freedesktop.DBus.Properties", BlueZInterface.device]),
+            now: t0)
+        #expect(mirror.interfaces(at: device) == ["org.freedesktop.DBus.Introspectable": [:]])
+        #expect(mirror.interfaces(at: other)?.count == 3)
+        #expect(mirror.properties(at: other, interface: BlueZInterface.device) == ["Address": .string("11:22")])
+    }
+
     @Test func aSnapshotArrivingWhileLoadedKeepsWhatNewerDeltasChanged() {
         var mirror = ObjectTreeMirror()
         _ = mirror.applySnapshot(snapshot, serial: 10, now: t0)

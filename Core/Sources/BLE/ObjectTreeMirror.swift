@@ -106,6 +106,9 @@ public struct ObjectTreeMirror: Sendable {
     var index = ObjectTreeIndex()
     /// Unconnected, unpaired devices by when they were last heard.
     var recency = RecencyList<String>()
+    /// Interface maps whose interfaces hold no properties here, one copy per
+    /// set of names, shared by every object with that set (``shareInterfaces(at:)``).
+    private var sharedInterfaceMaps: [InterfaceMap] = []
     private var buffered: [(delta: ObjectTreeDelta, serial: UInt32?)] = []
     private var snapshotsPending = 0
     /// While a snapshot is pending: paths live deltas changed, with the newest serial.
@@ -127,6 +130,7 @@ public struct ObjectTreeMirror: Sendable {
             (objects[path]?.keys.sorted() ?? []).map { ObjectTreeChange.removed(path: path, interface: $0) }
         }
         objects = [:]
+        sharedInterfaceMaps = []
         index = ObjectTreeIndex()
         recency.removeAll()
         buffered = []
@@ -332,7 +336,25 @@ public struct ObjectTreeMirror: Sendable {
             indexChanged(path, interface, merged, keys: keys, now: now)
             if !keys.isEmpty { changes.append(.changed(path: path, interface: interface, keys: keys.sorted())) }
         }
+        shareInterfaces(at: path)
         return changes
+    }
+
+    /// Lets the object at `path` share its interface map when none of its
+    /// interfaces holds properties here: a device's Device1 is kept in the
+    /// index, and bluetoothd lists Introspectable and Properties with none, so
+    /// every device would otherwise hold its own copy of the same three names.
+    /// At most 8 such maps are kept; a change to one object's map copies it
+    /// for that object only.
+    private mutating func shareInterfaces(at path: String) {
+        guard let interfaces = objects[path], !interfaces.isEmpty, interfaces.values.allSatisfy(\.isEmpty) else {
+            return
+        }
+        if let shared = sharedInterfaceMaps.first(where: { $0 == interfaces }) {
+            objects[path] = shared
+        } else if sharedInterfaceMaps.count < 8 {
+            sharedInterfaceMaps.append(interfaces)
+        }
     }
 
     private mutating func remove(_ path: String, _ interfaces: [String]) -> [ObjectTreeChange] {
@@ -344,6 +366,8 @@ public struct ObjectTreeMirror: Sendable {
         if objects[path]?.isEmpty == true {
             objects[path] = nil
             index.unlink(path, in: objects)
+        } else if !changes.isEmpty {
+            shareInterfaces(at: path)
         }
         return changes
     }
