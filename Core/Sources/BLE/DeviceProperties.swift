@@ -162,18 +162,33 @@ struct DeviceProperties: Sendable {
     func model(path: String, adapterPath: String) -> DeviceModel? {
         guard unusual.isEmpty else { return DeviceModel(path: path, adapterPath: adapterPath, device1: propertyMap) }
         guard let address else { return nil }
-        var localName = name
-        if localName == nil, case .text(let text) = alias, !AdvertisementData.isMadeUpAlias(text, address: address) {
-            localName = text
-        }
-        let advertisement = AdvertisementData(
-            localName: localName, serviceUUIDs: uuids ?? [], manufacturerData: manufacturerData ?? [:],
-            serviceData: serviceData ?? [:], txPower: txPower.map { Int($0) },
-            isConnectable: advertisingFlags?.first.map(AdvertisementData.isConnectable(flags:)))
         return DeviceModel(
             path: path, adapterPath: adapterPath, address: address, addressType: addressType ?? .public,
             rssi: rssi.map { Int($0) }, connected: connected ?? false, servicesResolved: servicesResolved ?? false,
             paired: paired ?? false, advertisement: advertisement)
+    }
+
+    /// What the device advertises: the value ``AdvertisementData/init(device1:)`` reads from the D-Bus values.
+    var advertisement: AdvertisementData {
+        guard unusual.isEmpty else { return AdvertisementData(device1: propertyMap) }
+        var localName = name
+        if localName == nil, case .text(let text) = alias, !AdvertisementData.isMadeUpAlias(text, address: address) {
+            localName = text
+        }
+        return AdvertisementData(
+            localName: localName, serviceUUIDs: uuids ?? [], manufacturerData: manufacturerData ?? [:],
+            serviceData: serviceData ?? [:], txPower: txPower.map { Int($0) },
+            isConnectable: advertisingFlags?.first.map(AdvertisementData.isConnectable(flags:)))
+    }
+
+    /// Whether a change of the property `key` can change ``advertisement``.
+    static func affectsAdvertisement(_ key: String) -> Bool {
+        switch key {
+        case "ManufacturerData", "ServiceData", "Name", "Alias", "UUIDs", "TxPower", "AdvertisingFlags", "Address":
+            true
+        default:
+            false
+        }
     }
 
     /// The alias BlueZ makes up from the address, if there is one.

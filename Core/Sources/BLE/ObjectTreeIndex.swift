@@ -68,6 +68,22 @@ struct DeviceEntry: Sendable {
     var properties: DeviceProperties
     /// Its identifier, when it has an address and its adapter's address is known.
     var identifier: PeripheralIdentifier?
+    /// Counts the changes of what it advertises (``DeviceProperties/advertisement``): a scan without duplicates
+    /// remembers this, not the advertisement, to report each change once.
+    var advertisementVersion: UInt64 = 0
+
+    /// Sets `changed` and removes `invalidated` (see ``DeviceProperties/apply(_:_:)``); returns the keys whose
+    /// value changed, and counts a change of the advertisement.
+    mutating func apply(_ changed: PropertyMap, _ invalidated: [String]) -> [String] {
+        guard
+            changed.keys.contains(where: DeviceProperties.affectsAdvertisement)
+                || invalidated.contains(where: DeviceProperties.affectsAdvertisement)
+        else { return properties.apply(changed, invalidated) }
+        let before = properties.advertisement
+        let keys = properties.apply(changed, invalidated)
+        if !keys.isEmpty && properties.advertisement != before { advertisementVersion &+= 1 }
+        return keys
+    }
 
     /// Neither connected nor paired: subject to expiry.
     var prunable: Bool { !properties.isConnected && !properties.isPaired }

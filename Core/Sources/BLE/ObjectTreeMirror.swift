@@ -289,7 +289,7 @@ public struct ObjectTreeMirror: Sendable {
             return remove(path, interfaces.sorted())
         case .propertiesChanged(let path, BlueZInterface.device, let changed, let invalidated):
             // One access to the device's properties: updated in place, the changed keys back.
-            guard let keys = index.devices[path]?.properties.apply(changed, invalidated) else {
+            guard let keys = index.devices[path]?.apply(changed, invalidated) else {
                 counters.unknownObjectSignals += 1
                 return [.needsRefresh(path: path, interface: BlueZInterface.device)]
             }
@@ -322,7 +322,7 @@ public struct ObjectTreeMirror: Sendable {
         }
         for interface in interfaces.keys.sorted() {
             guard let properties = interfaces[interface] else { continue }
-            if interface == BlueZInterface.device, let keys = index.devices[path]?.properties.apply(properties, []) {
+            if interface == BlueZInterface.device, let keys = index.devices[path]?.apply(properties, []) {
                 deviceChanged(path, keys: keys, now: now)
                 if !keys.isEmpty { changes.append(.changed(path: path, interface: interface, keys: keys.sorted())) }
                 continue

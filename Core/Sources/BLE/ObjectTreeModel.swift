@@ -113,13 +113,12 @@ extension ObjectTreeMirror {
     /// How many devices (complete or not) the mirror holds.
     public var deviceCount: Int { index.devices.count }
 
-    /// The typed view and the identifier of the device at `path`, in one lookup.
-    func deviceAndIdentifier(at path: String) -> (DeviceModel, PeripheralIdentifier)? {
+    /// The typed view and the identifier of the device at `path`, with the
+    /// count of changes of its advertisement (``DeviceEntry/advertisementVersion``), in one lookup.
+    func deviceReport(at path: String) -> (DeviceModel, PeripheralIdentifier, advertisementVersion: UInt64)? {
         guard let entry = index.devices[path], let identifier = entry.identifier, let model = entry.model(at: path)
-        else {
-            return nil
-        }
-        return (model, identifier)
+        else { return nil }
+        return (model, identifier, entry.advertisementVersion)
     }
 
     /// The stable identifier of the device at `path` (needs its adapter's address).
