@@ -10,22 +10,23 @@
 /// entries, and every discovered device keeps its own, so a map costs one
 /// allocation (none when empty). Past ``indexThreshold`` pairs a key → position
 /// index is kept beside them, so a large map (from a hostile peer) still finds
-/// a key in constant time.
+/// a key in constant time. Inlinable, so the BLE layer's code, which builds
+/// and compares one per advertisement report, is specialised for its types.
 public struct OrderedMap<Key: Hashable, Value> {
-    private var pairs: [(key: Key, value: Value)]
-    private var index: [Key: Int]?
+    @usableFromInline var pairs: [(key: Key, value: Value)]
+    @usableFromInline var index: [Key: Int]?
 
     /// Maps with more pairs than this keep an index of their keys.
-    static var indexThreshold: Int { 16 }
+    @inlinable static var indexThreshold: Int { 16 }
 
     /// An empty map.
-    public init() {
+    @inlinable public init() {
         pairs = []
     }
 
     /// The pairs in order; a repeated key keeps its first position and its
     /// last value.
-    public init<S: Sequence>(_ pairs: S) where S.Element == (Key, Value) {
+    @inlinable public init<S: Sequence>(_ pairs: S) where S.Element == (Key, Value) {
         self.init()
         for (key, value) in pairs { self[key] = value }
     }
@@ -33,7 +34,7 @@ public struct OrderedMap<Key: Hashable, Value> {
     /// The value for `key`, or nil. Setting a new key appends it; setting an
     /// existing key replaces its value and keeps its position; setting nil
     /// removes the key.
-    public subscript(key: Key) -> Value? {
+    @inlinable public subscript(key: Key) -> Value? {
         get { position(of: key).map { pairs[$0].value } }
         set {
             switch (position(of: key), newValue) {
@@ -56,23 +57,23 @@ public struct OrderedMap<Key: Hashable, Value> {
     }
 
     /// The keys, in the order they were first added.
-    public var keys: [Key] { pairs.map(\.key) }
+    @inlinable public var keys: [Key] { pairs.map(\.key) }
 
     /// The values, in key order.
-    public var values: [Value] { pairs.map(\.value) }
+    @inlinable public var values: [Value] { pairs.map(\.value) }
 
     /// The number of pairs.
-    public var count: Int { pairs.count }
+    @inlinable public var count: Int { pairs.count }
 
     /// Whether the map is empty.
-    public var isEmpty: Bool { pairs.isEmpty }
+    @inlinable public var isEmpty: Bool { pairs.isEmpty }
 
-    private func position(of key: Key) -> Int? {
+    @inlinable func position(of key: Key) -> Int? {
         if let index { return index[key] }
         return pairs.firstIndex { $0.key == key }
     }
 
-    private mutating func buildIndex() {
+    @inlinable mutating func buildIndex() {
         guard pairs.count > Self.indexThreshold else {
             index = nil
             return
@@ -86,28 +87,28 @@ public struct OrderedMap<Key: Hashable, Value> {
 
 extension OrderedMap: Sequence {
     /// Iterates the pairs in order.
-    public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> {
+    @inlinable public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> {
         pairs.makeIterator()
     }
 }
 
 extension OrderedMap: ExpressibleByDictionaryLiteral {
     /// The literal's pairs in order; a repeated key keeps its last value.
-    public init(dictionaryLiteral elements: (Key, Value)...) {
+    @inlinable public init(dictionaryLiteral elements: (Key, Value)...) {
         self.init(elements)
     }
 }
 
 extension OrderedMap: Equatable where Value: Equatable {
     /// Same pairs in the same order.
-    public static func == (lhs: OrderedMap, rhs: OrderedMap) -> Bool {
+    @inlinable public static func == (lhs: OrderedMap, rhs: OrderedMap) -> Bool {
         lhs.pairs.elementsEqual(rhs.pairs) { $0.key == $1.key && $0.value == $1.value }
     }
 }
 
 extension OrderedMap: Hashable where Value: Hashable {
     /// Hashes the pairs in order.
-    public func hash(into hasher: inout Hasher) {
+    @inlinable public func hash(into hasher: inout Hasher) {
         hasher.combine(pairs.count)
         for pair in pairs {
             hasher.combine(pair.key)
