@@ -63,14 +63,20 @@ struct DeviceProperties: Sendable {
         switch key {
         case "RSSI": return Self.store(&rssi, value.flatMap(Self.int16), &unusual, key, value)
         case "ManufacturerData":
+            // bluetoothd sends it again with every report of a scan with duplicates: compared before decoded.
+            if let value, let manufacturerData, Self.value(value, holds: manufacturerData) { return false }
             return Self.store(&manufacturerData, value.flatMap(Self.manufacturerData), &unusual, key, value)
-        case "ServiceData": return Self.store(&serviceData, value.flatMap(Self.serviceData), &unusual, key, value)
+        case "ServiceData":
+            if let value, let serviceData, Self.value(value, holds: serviceData) { return false }
+            return Self.store(&serviceData, value.flatMap(Self.serviceData), &unusual, key, value)
         case "TxPower": return Self.store(&txPower, value.flatMap(Self.int16), &unusual, key, value)
         case "Name": return Self.store(&name, value.flatMap(Self.string), &unusual, key, value)
         case "Alias":
             let typed = value.flatMap { alias(for: $0) }
             return Self.store(&alias, typed, &unusual, key, value)
-        case "UUIDs": return Self.store(&uuids, value.flatMap(Self.uuids), &unusual, key, value)
+        case "UUIDs":
+            if let value, let uuids, Self.value(value, holds: uuids) { return false }
+            return Self.store(&uuids, value.flatMap(Self.uuids), &unusual, key, value)
         case "Connected": return Self.store(&connected, value.flatMap(Self.bool), &unusual, key, value)
         case "ServicesResolved": return Self.store(&servicesResolved, value.flatMap(Self.bool), &unusual, key, value)
         case "Paired": return Self.store(&paired, value.flatMap(Self.bool), &unusual, key, value)
@@ -240,6 +246,36 @@ struct DeviceProperties: Sendable {
         return uuids
     }
 
+    /// Whether `value` is manufacturer data in the usual form whose entries are those of `data`.
+    private static func value(_ value: PropertyValue, holds data: OrderedMap<UInt16, [UInt8]>) -> Bool {
+        guard case .dictionary(let entries) = value, entries.count == data.count else { return false }
+        return entries.allSatisfy { key, value in
+            guard case .uint(let id) = key, let company = UInt16(exactly: id), case .bytes(let bytes) = value else {
+                return false
+            }
+            return data[company] == bytes
+        }
+    }
+
+    /// Whether `value` is service data in the usual form whose entries are those of `data`.
+    private static func value(_ value: PropertyValue, holds data: OrderedMap<BluetoothUUID, [UInt8]>) -> Bool {
+        guard case .dictionary(let entries) = value, entries.count == data.count else { return false }
+        return entries.allSatisfy { key, value in
+            guard case .string(let text) = key, let uuid = BluetoothUUID.canonical(text), case .bytes(let bytes) = value
+            else { return false }
+            return data[uuid] == bytes
+        }
+    }
+
+    /// Whether `value` is a UUID list in the usual form naming `uuids`, in order.
+    private static func value(_ value: PropertyValue, holds uuids: [BluetoothUUID]) -> Bool {
+        guard case .array(let elements) = value, elements.count == uuids.count else { return false }
+        return zip(elements, uuids).allSatisfy { element, uuid in
+            guard case .string(let text) = element else { return false }
+            return BluetoothUUID.canonical(text) == uuid
+        }
+    }
+
     /// `a{qv}` with byte-array values, by company id.
     private static func manufacturerData(_ value: PropertyValue) -> OrderedMap<UInt16, [UInt8]>? {
         guard case .dictionary(let entries) = value else { return nil }
@@ -251,7 +287,8 @@ struct DeviceProperties: Sendable {
             }
             pairs.append((company, bytes))
         }
-        return OrderedMap(pairs.sorted { $0.0 < $1.0 })
+        pairs.sort { $0.0 < $1.0 }
+        return OrderedMap(pairs)
     }
 
     /// `a{sv}` with canonical UUID keys and byte-array values, by UUID.
@@ -264,6 +301,7 @@ struct DeviceProperties: Sendable {
             else { return nil }
             pairs.append((uuid, bytes))
         }
-        return OrderedMap(pairs.sorted { $0.0 < $1.0 })
+        pairs.sort { $0.0 < $1.0 }
+        return OrderedMap(pairs)
     }
 }

@@ -88,6 +88,32 @@ import Testing
         #expect(properties.model(path: path, adapterPath: adapter) == expectedModel(expected))
     }
 
+    @Test func advertisedDataSentAgainIsNoChangeAndAnyDifferenceIs() {
+        var properties = DeviceProperties(usual)
+        let manufacturer: [PropertyValue] = [
+            .dictionary([.uint(0x0006): .bytes([]), .uint(0x004C): .bytes([1, 2])]),
+            .dictionary([.uint(0x004C): .bytes([1, 3]), .uint(0x0006): .bytes([])]),
+            .dictionary([.uint(0x004C): .bytes([1, 3]), .uint(0x0007): .bytes([])]),
+            .dictionary([.uint(0x004C): .bytes([1, 3])]),
+            .dictionary([.int(0x004C): .bytes([1, 3])]),
+        ]
+        let changes = manufacturer.map { properties.apply(["ManufacturerData": $0], []) }
+        #expect(
+            changes == [[], ["ManufacturerData"], ["ManufacturerData"], ["ManufacturerData"], ["ManufacturerData"]])
+        let service = PropertyValue.dictionary([.string("0000fcd2-0000-1000-8000-00805f9b34fb"): .bytes([0x40, 1])])
+        #expect(properties.apply(["ServiceData": service], []).isEmpty)
+        #expect(
+            properties.apply(["ServiceData": .dictionary([.string("fcd2"): .bytes([0x40, 1])])], []) == ["ServiceData"])
+        let uuids: [PropertyValue] = [
+            .array([.string("0000180d-0000-1000-8000-00805f9b34fb")]),
+            .array([.string("0000180f-0000-1000-8000-00805f9b34fb")]),
+            .array([.string("0000180f-0000-1000-8000-00805f9b34fb"), .string("0000180d-0000-1000-8000-00805f9b34fb")]),
+        ]
+        #expect(uuids.map { properties.apply(["UUIDs": $0], []) } == [[], ["UUIDs"], ["UUIDs"]])
+        #expect(properties.value(of: "ManufacturerData") == manufacturer[4])
+        #expect(properties.value(of: "UUIDs") == uuids[2])
+    }
+
     @Test func aMadeUpAliasStaysTheOldAddressWhenTheAddressChanges() {
         var properties = DeviceProperties([
             "Alias": .string("C0-00-00-00-00-01"), "Address": .string("C0:00:00:00:00:01"),
