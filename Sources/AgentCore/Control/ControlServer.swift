@@ -562,9 +562,7 @@ public final class ControlServer: Sendable {
     }
 
     static func line(_ message: JSON) -> [UInt8] {
-        var text = message.serialized(.compact)
-        text.append("\n")
-        return Array(text.utf8)
+        message.serializedLine()
     }
 }
 
