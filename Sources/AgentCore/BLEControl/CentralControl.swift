@@ -262,10 +262,12 @@ public final class CentralControl: Sendable {
     )
         -> JSON
     {
-        var object: JSONObject = [
-            "id": .string(id.uuidString), "name": name.map(JSON.string) ?? .null,
-            "rssi": rssi.map { .int(Int64($0)) } ?? .null,
-        ]
+        // One allocation per row: a listing has one for every device.
+        var object = JSONObject()
+        object.reserveCapacity(4)
+        object["id"] = .string(id.uuidString)
+        object["name"] = name.map(JSON.string) ?? .null
+        object["rssi"] = rssi.map { .int(Int64($0)) } ?? .null
         if let connected { object["connected"] = .bool(connected) }
         if let reports { object["reports"] = .int(Int64(reports)) }
         return .object(object)
