@@ -110,7 +110,10 @@ let package = Package(
         // the checked-in corpora and every reproducer in the suite.
         .target(
             name: "FuzzTargets",
-            dependencies: [core, "AgentCore", "ControlProtocol", "PaymentTerminalScanner", "SensorAggregator"],
+            dependencies: [
+                core, "AgentCore", "ControlProtocol", "PaymentTerminalScanner", "SensorAggregator",
+                "SensorGateway", "BTHomeCrypto",
+            ],
             path: "Tests/Fuzz/Targets", swiftSettings: strict),
         .executableTarget(
             name: "blefuzz", dependencies: ["FuzzTargets"], path: "Tests/Fuzz/blefuzz", swiftSettings: strict),

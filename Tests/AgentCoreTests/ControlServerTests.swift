@@ -209,6 +209,43 @@ struct ControlServerTests {
         #expect(received < 2_000, "only the socket buffer and the bounded queue held events (got \(received))")
     }
 
+    @Test("events published while the loop is busy wait in a bounded backlog; the client learns what was dropped")
+    func eventBacklogIsBounded() throws {
+        // Each client's own queue could hold every event: only the backlog before it may drop.
+        let harness = try ServerHarness { $0.maxQueuedEvents = 100_000 }
+        defer { harness.shutDown() }
+        let client = try harness.client()
+        #expect(client.call("events.subscribe", ["kinds": ["value"]])?["result"] != nil)
+        let entered = TestPipe()
+        let release = TestPipe()
+        let (enteredFD, releaseFD) = (entered.write, release.read)
+        harness.loop.execute {
+            var byte: UInt8 = 1
+            _ = write(enteredFD, &byte, 1)
+            var poller = pollfd(fd: releaseFD, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, deadlineMilliseconds)
+        }
+        #expect(entered.wait(), "the loop is busy")
+        let total: Int64 = 5_000
+        for index in 1...total { harness.bus.publish(.value, ["i": .int(index)]) }
+        release.signal()
+        var received: Int64 = 0
+        var first: JSON?
+        var last: JSON?
+        while let event = client.readJSON() {
+            received += 1
+            first = first ?? event
+            last = event
+            if event["params"]?["seq"] == .int(total) { break }
+        }
+        let dropped = last?["params"]?["dropped"]?.intValue ?? -1
+        #expect(last?["params"]?["data"]?["i"] == .int(total), "the newest event is kept")
+        #expect(received <= 1_024, "the backlog held at most its capacity (got \(received))")
+        #expect(received + dropped == total, "every event was delivered or counted as dropped")
+        #expect(first?["params"]?["seq"] == .int(dropped + 1), "the drops are counted before the first event kept")
+        #expect(client.call("test.echo", ["after"])?["result"] == ["after"])
+    }
+
     @Test("a live agent's socket is not taken over; a stale one is replaced; a non-socket is left alone")
     func socketTakeover() throws {
         let harness = try ServerHarness()

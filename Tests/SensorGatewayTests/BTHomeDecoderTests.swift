@@ -149,6 +149,20 @@ import struct SimCore.SeededGenerator
         #expect(packet.readings == [Self.number("battery", 100, "%")])
     }
 
+    @Test func objectsOfOneNameInTwoUnitsGiveOneReadingTheLast() throws {
+        // bthome-ble (Home Assistant) numbers objects apart by kind, name and unit, so one mass in kg
+        // and one in lb share the key "mass": it keeps the last, in the first one's place.
+        var packet = try BTHomeDecoder.decode(bytes("40 06 50 00 07 44 00"), address: [0, 0, 0, 0, 0, 0], key: nil)
+        #expect(packet.readings == [Self.number("mass", 0.68, "lb")])
+        packet = try BTHomeDecoder.decode(
+            bytes("40 02 ca 09 06 50 00 07 44 00 06 05 00"), address: [0, 0, 0, 0, 0, 0], key: nil)
+        #expect(
+            packet.readings == [
+                Self.number("temperature", 25.06, "°C"), Self.number("mass_1", 0.8, "kg"),
+                Self.number("mass", 0.68, "lb"), Self.number("mass_2", 0.05, "kg"),
+            ])
+    }
+
     @Test func readsOutOfOrderObjectsAndReportsIt() throws {
         let packet = try BTHomeDecoder.decode(bytes("40 03 bf 13 02 ca 09"), address: [0, 0, 0, 0, 0, 0], key: nil)
         #expect(packet.readings == [Self.number("humidity", 50.55, "%"), Self.number("temperature", 25.06, "°C")])

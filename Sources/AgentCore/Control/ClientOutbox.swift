@@ -59,6 +59,13 @@ public struct ClientOutbox: Sendable {
         queuedEvents += 1
     }
 
+    /// Counts `count` events offered to this client and dropped before they
+    /// reached its queue (the server's backlog overflowed).
+    public mutating func recordDropped(_ count: Int64) {
+        eventSequence += count
+        droppedEvents += count
+    }
+
     private mutating func dropOldestEvent() -> Bool {
         let first = headWritten > 0 ? head + 1 : head
         guard first < entries.count,

@@ -9,8 +9,11 @@ import Synchronization
 ///
 /// All socket I/O happens on one ``EventLoop`` thread with non-blocking
 /// sockets; handlers run as tasks and hand their replies back to the loop.
-/// Events from the ``EventBus`` are queued per subscribed client in a bounded
-/// ``ClientOutbox``, so a client that stops reading never stalls the agent.
+/// Events from the ``EventBus`` wait in a bounded ``EventBacklog`` that the
+/// loop takes in batches (one job however many events arrive, so a flood of
+/// events neither grows memory nor keeps the loop from the sockets), then in
+/// a bounded ``ClientOutbox`` per subscribed client, so a client that stops
+/// reading never stalls the agent.
 public final class ControlServer: Sendable {
     struct Client {
         let fd: Int32
@@ -37,6 +40,8 @@ public final class ControlServer: Sendable {
     private let bus: EventBus
     private let state: Mutex<State>
     private let busToken = Mutex<EventBus.Token?>(nil)
+    /// The published events the loop has not taken yet, and whether a job to take them is queued.
+    private let backlog: Mutex<(events: EventBacklog, scheduled: Bool)>
     private let log: AgentLog
 
     /// A server that dispatches to `registry` and forwards `bus` events,
@@ -51,6 +56,7 @@ public final class ControlServer: Sendable {
         self.registry = registry
         self.bus = bus
         self.state = Mutex(State(policy: options.policy))
+        self.backlog = Mutex((EventBacklog(capacity: options.maxPendingEvents), false))
     }
 
     /// Creates the socket (see docs/control-api.md, "Security") and starts accepting.
@@ -65,8 +71,7 @@ public final class ControlServer: Sendable {
         loop.register(socket.fd, events: Int16(POLLIN)) { [weak self] _ in self?.acceptClients() }
         let token = bus.observe(wants: { [weak self] kind in self?.hasSubscriber(for: kind) ?? false }) {
             [weak self] event in
-            guard let self else { return }
-            self.loop.execute { self.broadcast(event) }
+            self?.enqueue(event)
         }
         busToken.withLock { $0 = token }
     }
@@ -276,19 +281,40 @@ public final class ControlServer: Sendable {
         state.withLock { state in state.clients.values.contains { $0.subscription?.contains(kind) == true } }
     }
 
-    private func broadcast(_ event: AgentEvent) {
+    /// The events dropped from the backlog since the server started (it overflowed while the loop was behind).
+    public var backlogDrops: Int64 { backlog.withLock { $0.events.droppedTotal } }
+
+    /// Adds a published event to the backlog; queues the job that takes it unless one is queued.
+    private func enqueue(_ event: AgentEvent) {
+        let schedule = backlog.withLock { backlog -> Bool in
+            backlog.events.append(event)
+            defer { backlog.scheduled = true }
+            return !backlog.scheduled
+        }
+        if schedule { loop.execute { [weak self] in self?.broadcastBacklog() } }
+    }
+
+    /// Takes the backlog and queues its events (and its drops) for the subscribed clients.
+    private func broadcastBacklog() {
+        let (events, dropped) = backlog.withLock { backlog in
+            backlog.scheduled = false
+            return backlog.events.take()
+        }
+        let lines = events.map { (kind: $0.kind, line: EventLine($0)) }
         let ready = state.withLock { state -> [UInt64] in
             var ready: [UInt64] = []
-            for (id, client) in state.clients {
-                guard let kinds = client.subscription, kinds.contains(event.kind) else { continue }
-                state.clients[id]?.outbox.enqueueEvent { sequence, dropped in
-                    let params: JSON = [
-                        "kind": .string(event.kind.rawValue), "seq": .int(sequence), "dropped": .int(dropped),
-                        "data": event.data,
-                    ]
-                    return Self.line(RPCMessage.notification(method: ControlAPI.eventMethod, params: params))
+            // By id, never while iterating the dictionary itself: a client changed during that
+            // iteration would copy the whole table (every client's queue) once per change.
+            for id in Array(state.clients.keys) {
+                guard let kinds = state.clients[id]?.subscription else { continue }
+                let missed = kinds.reduce(Int64(0)) { $0 + (dropped[$1] ?? 0) }
+                if missed > 0 { state.clients[id]?.outbox.recordDropped(missed) }
+                var queued = false
+                for (kind, line) in lines where kinds.contains(kind) {
+                    state.clients[id]?.outbox.enqueueEvent { line.bytes(sequence: $0, dropped: $1) }
+                    queued = true
                 }
-                ready.append(id)
+                if queued { ready.append(id) }
             }
             return ready
         }

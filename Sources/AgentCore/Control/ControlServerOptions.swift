@@ -14,6 +14,9 @@ public struct ControlServerOptions: Sendable, Hashable {
     public var maxMessageBytes: Int = 1 << 20
     /// The most events queued for one client before the oldest are dropped.
     public var maxQueuedEvents: Int = 1024
+    /// The most events published and not yet queued for the clients (the
+    /// server's loop takes them in batches); past it the oldest is dropped.
+    public var maxPendingEvents: Int = 1024
     /// The most reply bytes queued for one client before it is closed.
     public var maxQueuedReplyBytes: Int = 4 << 20
 

@@ -94,15 +94,15 @@ public final class EventLoop: Sendable {
         }
     }
 
+    /// Runs the jobs queued before this call. Jobs they (or other threads) queue
+    /// wait for the next iteration, after poll: a steady stream of jobs never
+    /// keeps the loop from its descriptors (their wake-up makes that poll return at once).
     private func runJobs() {
-        while true {
-            let jobs = state.withLock { state in
-                defer { state.jobs = [] }
-                return state.jobs
-            }
-            if jobs.isEmpty { return }
-            for job in jobs { job() }
+        let jobs = state.withLock { state in
+            defer { state.jobs = [] }
+            return state.jobs
         }
+        for job in jobs { job() }
     }
 
     /// Starts the loop on a new thread (for tests and embedding); returns at once.

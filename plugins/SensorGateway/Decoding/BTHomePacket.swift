@@ -115,6 +115,7 @@ public enum BTHomeDecoder {
         var counts: [String: Int] = [:]
         for (type, _) in found where type.kind != nil { counts[type.group, default: 0] += 1 }
         var numbers: [String: Int] = [:]
+        var positions: [ReadingKey: Int] = [:]
         for (type, value) in found {
             switch type.format {
             case .packetID: packet.packetID = value.first
@@ -128,7 +129,15 @@ public enum BTHomeDecoder {
                     name += "_\(numbers[type.group]!)"
                 }
                 if let reading = reading(type, value) {
-                    packet.readings.append(Reading(kind: kind, name: name, value: reading, unit: type.unit))
+                    let decoded = Reading(kind: kind, name: name, value: reading, unit: type.unit)
+                    // Objects of one name in different units (0x06 mass in kg, 0x07 in lb) are not
+                    // numbered apart: the last wins, in the first one's place, as in Home Assistant.
+                    if let index = positions[decoded.key] {
+                        packet.readings[index] = decoded
+                    } else {
+                        positions[decoded.key] = packet.readings.count
+                        packet.readings.append(decoded)
+                    }
                 } else if type.format == .text {
                     packet.problems.append(.bthomeText)
                 }
