@@ -23,11 +23,12 @@ let package = Package(
         .library(name: "StuckPlugin", type: .dynamic, targets: ["StuckPlugin"]),
         .executable(name: "blesim", targets: ["blesim"]),
         .executable(name: "blebench", targets: ["blebench"]),
+        // The test kit plugin authors import: fake and scripted backends, a manual clock, a private bus with
+        // blesim and processes (docs/plugins.md, "Testing a plugin"). It links the core by product, like a plugin.
+        .library(name: "BLETesting", targets: ["BLETesting"]),
     ],
     dependencies: [.package(path: "Core")],
     targets: [
-        // signalfd and eventfd, which the Glibc module does not import.
-        .systemLibrary(name: "CLinux"),
         // Debian's libcrypto (libssl-dev) for AES-CCM, the cipher of encrypted BTHome advertisements.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // AES-CCM over CCrypto and the framing of encrypted BTHome v2 data: the sensor gateway decrypts it,
@@ -38,7 +39,7 @@ let package = Package(
         // The control API's wire types, shared by the agent and blectl.
         .target(name: "ControlProtocol", dependencies: [core], swiftSettings: strict),
         // The agent apart from its entry point: config, control server, sd_notify, signals.
-        .target(name: "AgentCore", dependencies: [core, "ControlProtocol", "CLinux"], swiftSettings: strict),
+        .target(name: "AgentCore", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
         // The agent on an MQTT broker: status, events, the durable outbox, RPC, config push, Home Assistant.
         .target(
             name: "Fleet", dependencies: [core, "AgentCore", "ControlProtocol", "CMosquitto"], swiftSettings: strict),
@@ -98,13 +99,13 @@ let package = Package(
         .executableTarget(name: "blesim", dependencies: ["SimCore", core], swiftSettings: strict),
         // A benchmark (not a test): advertisement reports/s and notifications/s a D-Bus client gets through blesim.
         .executableTarget(
-            name: "blesim-bench", dependencies: [core, "SimCore", "TestSupport"], swiftSettings: strict),
+            name: "blesim-bench", dependencies: [core, "SimCore", "BLETesting"], swiftSettings: strict),
         // A benchmark (not a test): the sensor gateway beside Bleak + bthome-ble on one blesim air (docs/benchmarks.md).
         .executableTarget(
-            name: "gateway-bench", dependencies: [core, "SimCore", "SensorGateway", "BTHomeCrypto", "TestSupport"],
+            name: "gateway-bench", dependencies: [core, "SimCore", "SensorGateway", "BTHomeCrypto", "BLETesting"],
             swiftSettings: strict),
         // The benchmark of the agent beside Bleak and bless (docs/benchmarks.md): a program, not a test.
-        .executableTarget(name: "blebench", dependencies: [core, "TestSupport"], swiftSettings: strict),
+        .executableTarget(name: "blebench", dependencies: [core, "BLETesting"], swiftSettings: strict),
         // Fuzzing (docs/testing.md): the targets, pure functions of bytes; blefuzz, libFuzzer's driver when
         // scripts/fuzz.sh builds it with --sanitize=fuzzer, else a replayer of saved inputs; FuzzTests replays
         // the checked-in corpora and every reproducer in the suite.
@@ -118,37 +119,47 @@ let package = Package(
         .executableTarget(
             name: "blefuzz", dependencies: ["FuzzTargets"], path: "Tests/Fuzz/blefuzz", swiftSettings: strict),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
-        // Helpers several test targets share: a private dbus-daemon per test, spawning tools.
-        .target(name: "TestSupport", dependencies: [core], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "BLETesting", dependencies: [core], swiftSettings: strict),
+        // Connects with DBusConnection.system() and .session() in a process of its own (DBusTests).
+        .executableTarget(
+            name: "BusAddressProbe", dependencies: [core], path: "Tests/Fixtures/BusAddressProbe", swiftSettings: strict
+        ),
+        .testTarget(name: "IOTests", dependencies: [core, "BLETesting"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: [core], swiftSettings: strict),
-        .testTarget(name: "DBusTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: [core, "BLETesting"], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: [core], swiftSettings: strict),
-        .testTarget(name: "BLETests", dependencies: [core], swiftSettings: strict),
-        .testTarget(name: "BlueZCentralTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "BlueZPeripheralTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator"], swiftSettings: strict),
+        .testTarget(name: "BLETests", dependencies: [core, "BLETesting"], swiftSettings: strict),
+        .testTarget(name: "BlueZCentralTests", dependencies: [core, "BLETesting"], swiftSettings: strict),
+        .testTarget(name: "BlueZPeripheralTests", dependencies: [core, "BLETesting"], swiftSettings: strict),
+        .testTarget(
+            name: "SensorAggregatorTests", dependencies: [core, "SensorAggregator", "BLETesting"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "DiagnosticsTests", dependencies: [core, "Diagnostics", "BLETesting"], swiftSettings: strict),
         .testTarget(name: "PaymentTerminalProfileTests", dependencies: [core], swiftSettings: strict),
         .testTarget(
             name: "SensorGatewayTests",
-            dependencies: [core, "SensorGateway", "BTHomeCrypto", "SimCore", "TestSupport"],
+            dependencies: [core, "SensorGateway", "BTHomeCrypto", "SimCore", "BLETesting"],
             swiftSettings: strict),
         .testTarget(
-            name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner"], swiftSettings: strict),
+            name: "PaymentTerminalScannerTests", dependencies: [core, "PaymentTerminalScanner", "BLETesting"],
+            swiftSettings: strict),
         .testTarget(
-            name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol"],
+            name: "AgentCoreTests", dependencies: [core, "AgentCore", "ControlProtocol", "BLETesting"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "FleetTests", dependencies: [core, "AgentCore", "ControlProtocol", "Fleet"],
+            name: "FleetTests", dependencies: [core, "AgentCore", "ControlProtocol", "Fleet", "BLETesting"],
             swiftSettings: strict),
         .testTarget(
             name: "BlectlTests",
-            dependencies: [core, "ControlProtocol", "CLinux", "TestSupport", "bleagent", "blectl"],
+            dependencies: [core, "ControlProtocol", "BLETesting", "bleagent", "blectl"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "SimCoreTests", dependencies: ["SimCore", "BTHomeCrypto", core], exclude: ["Fixtures"],
             swiftSettings: strict),
-        .testTarget(name: "BlesimTests", dependencies: [core], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(
+            name: "BlesimTests", dependencies: [core, "BLETesting"], exclude: ["Fixtures"], swiftSettings: strict),
         // Bleak (PyPI) as a central against blesim: runs Tests/Bleak/central.py in .build/venv-bleak.
-        .testTarget(name: "BleakTests", dependencies: [core, "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "BleakTests", dependencies: [core, "BLETesting"], swiftSettings: strict),
     ]
 )

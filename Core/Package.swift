@@ -13,7 +13,8 @@ let package = Package(
         .library(
             name: "BLECore", type: .dynamic,
             targets: [
-                "JSON", "DBus", "GATT", "BLE", "RoleKit", "PaymentTerminalProfile", "VirtualPaymentTerminal", "BlueZ",
+                "IO", "JSON", "DBus", "GATT", "BLE", "RoleKit", "PaymentTerminalProfile", "VirtualPaymentTerminal",
+                "BlueZ",
             ])
     ],
     targets: [
@@ -23,13 +24,17 @@ let package = Package(
         .systemLibrary(
             name: "CJSONC", pkgConfig: "json-c",
             providers: [.apt(["libjson-c-dev"])]),
+        // epoll, signalfd, eventfd, pidfd and fork/exec declarations the Glibc module does not import.
+        .systemLibrary(name: "CLinux"),
+        // One event loop (epoll), a blocking pool, FileDescriptor and SystemError: the I/O everything else uses.
+        .target(name: "IO", dependencies: ["CLinux"], swiftSettings: strict),
         .target(name: "JSON", dependencies: ["CJSONC"], swiftSettings: strict),
-        .target(name: "DBus", dependencies: ["CDBus"], swiftSettings: strict),
+        .target(name: "DBus", dependencies: ["CDBus", "IO"], swiftSettings: strict),
         .target(name: "GATT", swiftSettings: strict),
         // The BLE API plugins program against: CentralManager, Peripheral, PeripheralManager.
-        .target(name: "BLE", dependencies: ["GATT", "JSON"], swiftSettings: strict),
+        .target(name: "BLE", dependencies: ["GATT", "JSON", "IO"], swiftSettings: strict),
         // What a role plugin sees: RolePlugin, RoleContext, PluginDescriptor, the ABI version.
-        .target(name: "RoleKit", dependencies: ["JSON", "GATT", "BLE"], swiftSettings: strict),
+        .target(name: "RoleKit", dependencies: ["JSON", "GATT", "BLE", "IO"], swiftSettings: strict),
         // The Payment Terminal profile's UUIDs, codecs and GATT model (docs/profiles/payment-terminal.md),
         // shared by the scanner plugin, the virtual terminal and the simulator.
         .target(name: "PaymentTerminalProfile", dependencies: ["GATT"], swiftSettings: strict),
@@ -37,6 +42,8 @@ let package = Package(
         .target(
             name: "VirtualPaymentTerminal", dependencies: ["PaymentTerminalProfile", "JSON"], swiftSettings: strict),
         // The BLE API's backends over BlueZ's D-Bus API (central and peripheral).
-        .target(name: "BlueZ", dependencies: ["DBus", "BLE", "GATT"], swiftSettings: strict),
+        .target(name: "BlueZ", dependencies: ["DBus", "BLE", "GATT", "IO"], swiftSettings: strict),
+        // The BLE layer's internal state machines, tested through @testable import (they are not public API).
+        .testTarget(name: "BLEInternalsTests", dependencies: ["BLE", "GATT"], swiftSettings: strict),
     ]
 )

@@ -1,5 +1,6 @@
 import ControlProtocol
 import Glibc
+import IO
 import JSON
 import RoleKit
 import Synchronization
@@ -10,6 +11,10 @@ import Synchronization
 public final class Agent: Sendable {
     /// This build's version.
     public static let version = "0.1.0"
+
+    /// The signals the agent handles (through a signalfd on its loop): SIGHUP reloads, SIGTERM and SIGINT stop.
+    /// Block them on the main thread before any other thread starts, so every thread inherits the mask.
+    public static let handledSignals: [Int32] = [SIGHUP, SIGTERM, SIGINT]
 
     private struct State {
         var config: AgentConfig
@@ -119,17 +124,40 @@ public final class Agent: Sendable {
             "plugin": config.selectedRole.map { .string($0.plugin) } ?? .null,
             "roleState": roleHost.status.json,
         ]
-        if let address = backends?.simBusAddress, case .object(var object) = result {
-            object["sim"] = ["busAddress": .string(address)]
-            result = .object(object)
-        }
+        guard case .object(var object) = result else { return result }
+        if let address = backends?.simBusAddress { object["sim"] = ["busAddress": .string(address)] }
+        object["limits"] = limitsJSON()
         for (name, section) in extensions.withLock({ $0.statusSections }) {
-            if case .object(var object) = result, let value = section() {
-                object[name] = value
-                result = .object(object)
-            }
+            if let value = section() { object[name] = value }
         }
+        result = .object(object)
         return result
+    }
+
+    /// The control server's bounds and the blocking pool's backlog (docs/control-api.md, "Limits").
+    private func limitsJSON() -> JSON {
+        var limits: JSONObject = ["blockingPool": ["pending": .int(Int64(BlockingPool.shared.pending))]]
+        if let (bounds, counters) = backends?.busCallCounters {
+            limits["dbusCalls"] = [
+                "inFlight": .int(Int64(counters.inFlight)), "maxInFlight": .int(Int64(bounds.maxCallsInFlight)),
+                "peakInFlight": .int(Int64(counters.peakInFlight)), "queued": .int(Int64(counters.queued)),
+                "maxQueued": .int(Int64(bounds.maxQueuedCalls)), "refused": .int(Int64(counters.refused)),
+            ]
+        }
+        if let server = server.withLock({ $0 }) {
+            let counters = server.counters
+            let options = server.options
+            limits["control"] = [
+                "clients": .int(Int64(counters.clients)), "maxClients": .int(Int64(options.maxClients)),
+                "refusedClients": .int(Int64(counters.refusedClients)),
+                "requestsInFlight": .int(Int64(counters.requestsInFlight)),
+                "maxRequestsInFlight": .int(Int64(options.maxRequestsInFlight)),
+                "pausedClients": .int(Int64(counters.pausedClients)), "pausedReads": .int(Int64(counters.pausedReads)),
+                "partialLineTimeoutSeconds": .int(options.partialLineTimeout.components.seconds),
+                "idleClosed": .int(Int64(counters.idleClosed)),
+            ]
+        }
+        return .object(limits)
     }
 
     /// Starts the configured role's plugin; returns once it runs or failed
@@ -148,7 +176,7 @@ public final class Agent: Sendable {
     @discardableResult
     public func reload(trigger: String) async -> Result<AgentConfig, ConfigError> {
         try? notifier?.reloading()
-        switch Result(catching: { () throws(ConfigError) in try checkedConfig() }) {
+        switch await checkedConfig() {
         case .success(let config):
             state.withLock { $0.config = config }
             if let server = server.withLock({ $0 }) {
@@ -180,8 +208,14 @@ public final class Agent: Sendable {
 
     /// The config file read and validated, its plugin config checked and
     /// its directories locked: any problem is a config error.
-    private func checkedConfig() throws(ConfigError) -> AgentConfig {
-        let config = try AgentConfig.load(from: configPath)
+    private func checkedConfig() async -> Result<AgentConfig, ConfigError> {
+        await AgentConfig.read(from: configPath).flatMap { config in
+            Result { () throws(ConfigError) in try check(config) }
+        }
+    }
+
+    /// `config` once its plugin's checks pass and its state and runtime directories are locked.
+    private func check(_ config: AgentConfig) throws(ConfigError) -> AgentConfig {
         let pluginIssues = roleHost.configIssues(config)
         guard pluginIssues.isEmpty else { throw ConfigError(file: configPath, issues: pluginIssues) }
         do {

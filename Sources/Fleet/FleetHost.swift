@@ -1,6 +1,7 @@
 import AgentCore
 import ControlProtocol
 import Glibc
+import IO
 import JSON
 import RoleKit
 import Synchronization
@@ -20,9 +21,9 @@ public final class FleetHost: FleetPublisher {
     private let agent: Agent
     private let registry: MethodRegistry
     private let bus: EventBus
-    private let loop: any FleetLoop
-    private let worker: any BlockingWork
-    private let connector: any BlockingWork
+    private let loop: EventLoop
+    /// The outbox's appends and fsyncs and the config pushes' writes, in order, on the shared blocking pool.
+    private let worker = BlockingQueue()
     private let configPath: String
     private let log: @Sendable (String) -> Void
     private let running = Mutex<Running?>(nil)
@@ -31,19 +32,18 @@ public final class FleetHost: FleetPublisher {
     /// Applies one config at a time, in order.
     private let tail = Mutex<Task<Void, Never>?>(nil)
 
-    /// A host on `loop`, with blocking work on `worker` (the outbox's
-    /// fsyncs, config writes) and `connector` (DNS and TCP connect).
+    /// A host whose MQTT connection lives on `loop`; its blocking work (the
+    /// outbox's fsyncs, config writes) runs on the shared blocking pool, its
+    /// connecting (DNS and TCP connect) on a pool thread of its own.
     public init(
-        agent: Agent, configPath: String, registry: MethodRegistry, bus: EventBus, loop: any FleetLoop,
-        worker: any BlockingWork, connector: any BlockingWork, log: @escaping @Sendable (String) -> Void
+        agent: Agent, configPath: String, registry: MethodRegistry, bus: EventBus, loop: EventLoop,
+        log: @escaping @Sendable (String) -> Void
     ) {
         self.agent = agent
         self.configPath = configPath
         self.registry = registry
         self.bus = bus
         self.loop = loop
-        self.worker = worker
-        self.connector = connector
         self.log = log
     }
 
@@ -107,7 +107,7 @@ public final class FleetHost: FleetPublisher {
             settings: wanted, configPath: configPath, outbox: outbox, agent: agent, registry: registry, bus: bus,
             loop: loop, worker: worker, devices: current?.service.devices, log: log)
         running.withLock { $0 = Running(settings: wanted, stateDirectory: directory, service: service) }
-        service.start(connector: connector)
+        service.start(connector: MQTTConnection.connectPool)
         if let (list, role) = sensors.withLock({ $0 }) { service.declareSensors(list, role: role) }
     }
 

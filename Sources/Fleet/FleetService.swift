@@ -2,6 +2,7 @@ import AgentCore
 import BLE
 import ControlProtocol
 import Glibc
+import IO
 import JSON
 import RoleKit
 import Synchronization
@@ -35,7 +36,7 @@ final class FleetService: Sendable {
         var pumpRequested = false
         var statusRequested = false
         var refusedPublishes: Int64 = 0
-        var timers: [String: FleetTimer] = [:]
+        var timers: [String: EventLoop.Timer] = [:]
         var stopped = false
     }
 
@@ -44,8 +45,8 @@ final class FleetService: Sendable {
     let outbox: DurableOutbox
     private let agent: Agent
     private let bus: EventBus
-    private let loop: any FleetLoop
-    private let worker: any BlockingWork
+    private let loop: EventLoop
+    private let worker: BlockingQueue
     private let push: ConfigPush
     private let rpc: FleetRPC
     private let log: @Sendable (String) -> Void
@@ -58,7 +59,7 @@ final class FleetService: Sendable {
     /// service it replaces (their configs and states are published again).
     init(
         settings: AgentConfig.Fleet, configPath: String, outbox: DurableOutbox, agent: Agent, registry: MethodRegistry,
-        bus: EventBus, loop: any FleetLoop, worker: any BlockingWork, devices: DeviceFeed? = nil,
+        bus: EventBus, loop: EventLoop, worker: BlockingQueue, devices: DeviceFeed? = nil,
         log: @escaping @Sendable (String) -> Void
     ) {
         self.settings = settings
@@ -80,7 +81,7 @@ final class FleetService: Sendable {
     // MARK: - Life
 
     /// Connects and starts publishing.
-    func start(connector: any BlockingWork) {
+    func start(connector: BlockingPool) {
         let offline: JSON = ["state": "offline", "node": .string(settings.node)]
         let mqtt = MQTTConnection(
             settings: MQTTConnection.Settings(
@@ -117,7 +118,7 @@ final class FleetService: Sendable {
             }
             return state.timers.values
         }
-        timers.forEach { $0.cancel() }
+        timers.forEach { loop.cancel($0) }
         let offline = Self.bytes(["state": "offline", "node": .string(settings.node)])
         let (mqtt, topic, qos) = (connection.withLock { $0 }, topics.status, settings.qos.status)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -324,7 +325,7 @@ final class FleetService: Sendable {
             state.timers[name] = timer
             return false
         }
-        if cancelNow { timer.cancel() }
+        if cancelNow { loop.cancel(timer) }
     }
 
     // MARK: - Events (any thread)
@@ -426,13 +427,11 @@ final class FleetService: Sendable {
         case .invalid(let issues):
             outcome = .rejected(issues)
         case .valid(let config):
-            let written = await worker.run { () -> Result<Bool, AtomicFileErrorText> in
+            let written = await worker.run { () -> Result<Bool, SystemError> in
                 if push.isInForce(payload) { return .success(false) }
-                do throws(AtomicFileError) {
+                return Result { () throws(SystemError) in
                     try push.write(payload)
-                    return .success(true)
-                } catch {
-                    return .failure(AtomicFileErrorText(description: "\(error.operation) \(error.path) failed"))
+                    return true
                 }
             }
             switch written {
@@ -508,9 +507,4 @@ final class FleetService: Sendable {
         clock_gettime(CLOCK_REALTIME, &now)
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
-}
-
-/// Why writing a pushed config failed, as text.
-struct AtomicFileErrorText: Error, Sendable, CustomStringConvertible {
-    let description: String
 }

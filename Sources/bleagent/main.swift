@@ -4,10 +4,11 @@ import AgentCore
 import ControlProtocol
 import Fleet
 import Glibc
+import IO
 
 // Before any thread exists, so every thread inherits the mask and the
 // signals wait for the signalfd.
-SignalSource.blockAgentSignals()
+SignalSource.block(Agent.handledSignals)
 // A closed standard error (a stopped log reader) or any pipe whose reader went away must
 // fail the write with EPIPE, not kill the agent (sockets already send with MSG_NOSIGNAL).
 // Children get the default disposition back before exec (clinux_spawn_owned).
@@ -109,7 +110,7 @@ do {
 }
 
 do {
-    let loop = try EventLoop()
+    let loop = try EventLoop(name: "bleagent")
     let registry = MethodRegistry()
     let bus = EventBus()
     let backends = BackendFactory(log: { log.info($0) })
@@ -135,11 +136,9 @@ do {
     try agent.registerBuiltins(in: registry)
     agent.addStatusSection("central") { central.statusSummary() }
     // The fleet (docs/fleet.md): its MQTT connection lives on the loop; blocking work
-    // (the outbox's fsyncs, config writes; DNS and TCP connect) on two threads of its own.
+    // (the outbox's fsyncs, config writes; DNS and TCP connect) on the blocking pool.
     let fleet = FleetHost(
-        agent: agent, configPath: configPath, registry: registry, bus: bus, loop: AgentLoopAdapter(loop),
-        worker: BlockingThread(name: "fleet-io"), connector: BlockingThread(name: "fleet-connect"),
-        log: { log.info($0) })
+        agent: agent, configPath: configPath, registry: registry, bus: bus, loop: loop, log: { log.info($0) })
     try fleet.attach()
     roleHost.setFleetPublisher(fleet)
     var options = ControlServerOptions(
@@ -150,7 +149,7 @@ do {
     let server = ControlServer(options: options, loop: loop, registry: registry, bus: bus, log: log)
     try server.start()
     agent.attach(server)
-    let signals = try SignalSource(loop: loop) { signal in
+    let signals = try SignalSource(signals: Agent.handledSignals, loop: loop) { signal in
         switch signal {
         case SIGHUP: Task { await agent.reload(trigger: "SIGHUP") }
         default: agent.stop(reason: signal == SIGINT ? "SIGINT" : "SIGTERM")

@@ -1,6 +1,5 @@
 import Glibc
 import Synchronization
-import TestSupport
 
 /// Every process blebench starts, until it is reaped: whatever way blebench
 /// ends (a failure, Ctrl-C, SIGTERM, its own time limit), ``killAll()`` ends
@@ -96,6 +95,25 @@ enum Children {
         for pid in pids { kill(pid, SIGKILL) }
         for pid in pids { waitpid(pid, nil, 0) }
     }
+}
+
+/// Spawn attributes that give a child an empty signal mask and default handlers: threads of Swift's runtime block
+/// signals, and a child inheriting that mask would ignore the SIGTERM that stops it.
+private struct SpawnAttributes {
+    var value = posix_spawnattr_t()
+
+    init() {
+        posix_spawnattr_init(&value)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&value, &empty)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&value, &all)
+        posix_spawnattr_setflags(&value, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    }
+
+    mutating func destroy() { posix_spawnattr_destroy(&value) }
 }
 
 /// A failure that ends the run with a message.

@@ -1,57 +1,36 @@
+import BLETesting
 import DBus
 import Foundation
 import Glibc
-import TestSupport
+import IO
 
 /// blesim (`$BLESIM`) on a private bus with a generated scenario, ready once it printed its ready line.
 struct Sim {
-    let pid: pid_t
-    let output: Int32
+    let process: ChildProcess
     let scenario: String
 
     static func start(bus: PrivateBus, scenario text: String, arguments extra: [String] = []) async throws -> Sim {
         let scenario = bus.directory + "/scenario.json"
         try text.write(toFile: scenario, atomically: true, encoding: .utf8)
         let executable = ProcessInfo.processInfo.environment["BLESIM"] ?? ".build/release/blesim"
-        return try await offPool {
-            let fds = try spawnPipe()
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-            let arguments = [executable, "--address", bus.address, "--scenario", scenario] + extra
-            var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-            defer { for pointer in argv { free(pointer) } }
-            var attributes = SpawnAttributes()
-            defer { attributes.destroy() }
-            var pid: pid_t = 0
-            guard posix_spawn(&pid, executable, &actions, &attributes.value, &argv, environ) == 0 else {
-                throw PrivateBus.Failure.setup("cannot start \(executable)")
-            }
-            close(fds[1])
-            var line: [UInt8] = []
-            var byte: UInt8 = 0
-            while read(fds[0], &byte, 1) == 1 {
-                guard byte == UInt8(ascii: "\n") else {
-                    line.append(byte)
-                    continue
-                }
-                if String(decoding: line, as: UTF8.self).hasPrefix("blesim: ready") {
-                    return Sim(pid: pid, output: fds[0], scenario: scenario)
-                }
-                line = []
-            }
-            kill(pid, SIGKILL)
-            waitpid(pid, nil, 0)
+        let process = try await ChildProcess.spawn(
+            executable, ["--address", bus.address, "--scenario", scenario] + extra,
+            standardOutput: .collect(limit: 1 << 20), deathSignal: SIGTERM)
+        let ready = await process.standardOutput?.wait(timeout: .seconds(120)) { bytes in
+            String(decoding: bytes, as: UTF8.self).contains("blesim: ready")
+        }
+        guard ready == true else {
+            process.signal(SIGKILL)
             throw PrivateBus.Failure.setup("blesim did not become ready")
         }
+        return Sim(process: process, scenario: scenario)
     }
 
-    func stop() {
-        kill(pid, SIGTERM)
-        waitpid(pid, nil, 0)
-        close(output)
-    }
+    /// SIGTERM without waiting (clean-up on an error path).
+    func stop() { process.signal(SIGTERM) }
+
+    /// SIGTERM, and the exit awaited, so the next row measures a quiet machine.
+    func finish() async { await process.terminate(within: .seconds(10)) }
 }
 
 func adapter(_ connection: DBusConnection, _ member: String, _ arguments: [DBusValue] = []) async throws {

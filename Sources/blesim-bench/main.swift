@@ -1,8 +1,9 @@
+import BLETesting
 import DBus
 import Foundation
 import Glibc
+import IO
 import SimCore
-import TestSupport
 
 // blesim-bench: how fast blesim delivers to a D-Bus client (a benchmark, not a test). Build both in release:
 //   swift build -c release --product blesim && swift build -c release --product blesim-bench
@@ -67,6 +68,7 @@ try await PrivateBus.with { bus in
             "\(options.devices) devices x 50/s = \(options.devices * 50)/s offered",
             "\(received / options.seconds)/s, \(stream.droppedCount) dropped by the client"
         ))
+    await sim.finish()
 }
 
 // 2 and 3. Notifications: PropertiesChanged Value after StartNotify, then packets on AcquireNotify sockets.
@@ -132,9 +134,10 @@ try await PrivateBus.with { bus in
         sockets.append(raw)
     }
     let seconds = options.seconds
-    let packets = try await offPool { [sockets] in readPackets(sockets, seconds: seconds) }
+    let packets = await BlockingPool.shared.run { [sockets] in readPackets(sockets, seconds: seconds) }
     for socket in sockets { close(socket) }
     rows.append(("notifications (AcquireNotify sockets)", offered, rate(packets)))
+    await sim.finish()
 }
 
 print(

@@ -1,3 +1,4 @@
+import IO
 import Synchronization
 
 #if canImport(Glibc)
@@ -6,8 +7,9 @@ import Synchronization
 
 /// The sockets of AcquireNotify and AcquireWrite, as bluetoothd hands them out: a
 /// SOCK_SEQPACKET socketpair per acquisition, the client gets one end, blesim keeps the other.
-/// A thread per socket waits for packets (AcquireWrite) and for the client closing its end,
-/// which releases the acquisition.
+/// blesim's ends are read on the process's shared ``EventLoop`` (packets of AcquireWrite, and
+/// the client closing its end, which releases the acquisition); a socket read at the link's
+/// pace leaves the loop between two packets and comes back on a timer.
 final class AcquiredSockets: Sendable {
     /// Which acquisition a socket serves.
     enum Kind: String, Sendable {
@@ -15,6 +17,11 @@ final class AcquiredSockets: Sendable {
     }
 
     private let sockets = Mutex<[String: Int32]>([:])
+    private let loop: EventLoop
+
+    init(loop: EventLoop = .shared) {
+        self.loop = loop
+    }
 
     private static func key(_ kind: Kind, _ path: String) -> String { kind.rawValue + ":" + path }
 
@@ -28,26 +35,18 @@ final class AcquiredSockets: Sendable {
         _ kind: Kind, path: String, smallBuffer: Bool = false, onPacket: @escaping @Sendable ([UInt8]) -> Double,
         onClose: @escaping @Sendable () -> Void
     ) -> Int32? {
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+        guard let (ours, theirs) = try? FileDescriptor.socketPair(type: Int32(SOCK_SEQPACKET.rawValue)) else {
             return nil
         }
-        let ours = pair[0]
         if smallBuffer {
             // The kernel raises a request this small to its minimum, SOCK_MIN_SNDBUF (about 4.5 KiB).
             var size: Int32 = 1
-            _ = setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            _ = setsockopt(theirs.rawValue, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        sockets.withLock { $0[Self.key(kind, path)] = ours }
-        let reader = Reader(fd: ours, onPacket: onPacket) { [self] in
-            sockets.withLock { table in
-                if table[Self.key(kind, path)] == ours { table[Self.key(kind, path)] = nil }
-            }
-            Glibc.close(ours)
-            onClose()
-        }
-        reader.start()
-        return pair[1]
+        let key = Self.key(kind, path)
+        sockets.withLock { $0[key] = ours.rawValue }
+        follow(ours, key: key, onPacket: onPacket, onClose: onClose)
+        return theirs.rawValue
     }
 
     /// Follows a socket an application handed out (its AcquireNotify / AcquireWrite reply), under
@@ -57,17 +56,23 @@ final class AcquiredSockets: Sendable {
         onClose: @escaping @Sendable () -> Void
     ) {
         sockets.withLock { $0[key] = fd }
-        let reader = Reader(
-            fd: fd,
+        follow(
+            FileDescriptor(rawValue: fd), key: key,
             onPacket: {
                 onPacket($0)
                 return 0
-            }
-        ) { [self] in
+            }, onClose: onClose)
+    }
+
+    private func follow(
+        _ fd: FileDescriptor, key: String, onPacket: @escaping @Sendable ([UInt8]) -> Double,
+        onClose: @escaping @Sendable () -> Void
+    ) {
+        let reader = SocketReader(fd: fd, loop: loop, onPacket: onPacket) { [self] in
             sockets.withLock { table in
-                if table[key] == fd { table[key] = nil }
+                if table[key] == fd.rawValue { table[key] = nil }
             }
-            Glibc.close(fd)
+            fd.close()
             onClose()
         }
         reader.start()
@@ -122,51 +127,66 @@ final class AcquiredSockets: Sendable {
     }
 }
 
-/// A thread that reads one socket until end of file, waiting after each packet as long as
-/// `onPacket` says.
-private final class Reader: Sendable {
-    let fd: Int32
+/// Reads one socket on an ``EventLoop`` until end of file, leaving the loop after a packet for
+/// as long as `onPacket` says and coming back on a timer (so a hang-up waits for the packets
+/// before it, read at their pace).
+private final class SocketReader: Sendable {
+    let fd: FileDescriptor
+    let loop: EventLoop
     let onPacket: @Sendable ([UInt8]) -> Double
     let onEnd: @Sendable () -> Void
+    private let registration = Mutex<EventLoop.Registration?>(nil)
 
-    init(fd: Int32, onPacket: @escaping @Sendable ([UInt8]) -> Double, onEnd: @escaping @Sendable () -> Void) {
+    /// The most packets read per readiness, so one socket cannot hold the loop.
+    private static let budget = 32
+
+    init(
+        fd: FileDescriptor, loop: EventLoop, onPacket: @escaping @Sendable ([UInt8]) -> Double,
+        onEnd: @escaping @Sendable () -> Void
+    ) {
         self.fd = fd
+        self.loop = loop
         self.onPacket = onPacket
         self.onEnd = onEnd
     }
 
+    /// Starts (or, after a pause, resumes) reading; the loop keeps the reader alive meanwhile.
     func start() {
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let started = pthread_create(
-            &thread, nil,
-            { raw in
-                guard let raw else { return nil }
-                let reader = Unmanaged<Reader>.fromOpaque(raw).takeRetainedValue()
-                reader.run()
-                return nil
-            }, context)
-        if started == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<Reader>.fromOpaque(context).release()
+        do {
+            try fd.setNonBlocking()
+            let watched = try loop.register(fd, interest: .readable) { _ in self.readAvailable() }
+            registration.withLock { $0 = watched }
+        } catch {
             onEnd()
         }
     }
 
-    private func run() {
+    private func readAvailable() {
         var buffer = [UInt8](repeating: 0, count: 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                let wait = onPacket(Array(buffer[0..<count]))
-                if wait > 0 { usleep(useconds_t(min(wait, 10) * 1_000_000)) }
-            } else if count < 0, errno == EINTR {
-                continue
-            } else {
-                break
+        for _ in 0..<Self.budget {
+            let count = buffer.withUnsafeMutableBytes {
+                recv(fd.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+            }
+            if count < 0, errno == EAGAIN || errno == EINTR { return }
+            guard count > 0 else {
+                stopWatching()
+                onEnd()
+                return
+            }
+            let wait = onPacket(Array(buffer[0..<count]))
+            if wait > 0 {
+                stopWatching()
+                loop.schedule(after: .milliseconds(Int64(min(wait, 10) * 1000))) { self.start() }
+                return
             }
         }
-        onEnd()
+    }
+
+    private func stopWatching() {
+        if let watched = registration.withLock({ state in
+            defer { state = nil }; return state
+        }) {
+            loop.deregister(watched)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import DBus
+import IO
 import SimCore
 import Synchronization
 
@@ -76,11 +77,11 @@ enum BlueZServer {
             throw Unavailable(description: "org.bluez is already owned on \(bus) (is bluetoothd running?)")
         }
         installSignalHandlers()
+        startCounters(host)
         let summary = host.read { "\($0.adapters.count) adapter(s), \($0.devices.count) virtual device(s)" }
         Log.ready("blesim: ready on \(bus) as \(connection.uniqueName ?? "?"), \(summary)")
 
         let air = Task { await host.run() }
-        startCounterThread(host)
         let centrals = ScenarioCentralRunner.start(scenario.centrals, central: central, host: host)
         for await change in departures where change.newOwner == nil && change.name.hasPrefix(":") {
             local.ownerLeft(change.name)
@@ -91,28 +92,29 @@ enum BlueZServer {
         throw Unavailable(description: "the bus connection closed")
     }
 
-    /// A thread of its own (not Swift's pool, which a saturated blesim keeps busy) that prints the advertisement
-    /// report counters within 20 ms of each SIGUSR1.
-    private static func startCounterThread(_ host: SimHost) {
-        let job = Unmanaged.passRetained(host).toOpaque()
-        var thread = pthread_t()
-        let started = pthread_create(
-            &thread, nil,
-            { argument in
-                guard let argument else { return nil }
-                let host = Unmanaged<SimHost>.fromOpaque(argument).takeRetainedValue()
-                while true {
-                    usleep(20_000)
-                    guard countersRequested.exchange(false, ordering: .relaxed) else { continue }
-                    let counts = host.advertisementReports.enumerated().map { "hci\($0.offset)=\($0.element)" }
-                    Log.info("advertisement reports \(counts.joined(separator: " "))")
-                }
-            }, job)
-        if started == 0 {
-            pthread_detach(thread)
-        } else {
-            Unmanaged<SimHost>.fromOpaque(job).release()
-            Log.error("no thread for the SIGUSR1 counters")
+    /// Prints the advertisement report counters at each SIGUSR1, on the shared event loop's thread (not Swift's
+    /// pool, which a saturated blesim keeps busy): the handler only writes a byte to a pipe the loop watches.
+    private static func startCounters(_ host: SimHost) {
+        do {
+            let (wake, wakeWrite) = try FileDescriptor.pipe()
+            try wake.setNonBlocking()
+            try wakeWrite.setNonBlocking()
+            try EventLoop.shared.register(wake, interest: .readable) { _ in
+                var drained = [UInt8](repeating: 0, count: 64)
+                while drained.withUnsafeMutableBytes({ Glibc.read(wake.rawValue, $0.baseAddress, $0.count) }) > 0 {}
+                let counts = host.advertisementReports.enumerated().map { "hci\($0.offset)=\($0.element)" }
+                Log.info("advertisement reports \(counts.joined(separator: " "))")
+            }
+            counterWake.store(wakeWrite.rawValue, ordering: .releasing)
+        } catch {
+            Log.error("no SIGUSR1 counters: \(error)")
+            return
+        }
+        // SIGUSR1: the counters on standard error (a benchmark's "offered"; a D-Bus method's reply would
+        // queue behind every signal blesim has not yet written when it is saturated).
+        signal(SIGUSR1) { _ in
+            var byte: UInt8 = 1
+            _ = Glibc.write(counterWake.load(ordering: .acquiring), &byte, 1)
         }
     }
 
@@ -122,11 +124,8 @@ enum BlueZServer {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGINT) { _ in _exit(0) }
         signal(SIGTERM) { _ in _exit(0) }
-        // SIGUSR1: the counters on standard error (a benchmark's "offered"; a D-Bus method's reply would
-        // queue behind every signal blesim has not yet written when it is saturated).
-        signal(SIGUSR1) { _ in countersRequested.store(true, ordering: .relaxed) }
     }
 }
 
-/// Set by SIGUSR1, taken by the air's next tick.
-private let countersRequested = Atomic<Bool>(false)
+/// The pipe SIGUSR1's handler writes to (set before the handler is installed).
+private let counterWake = Atomic<Int32>(-1)

@@ -1,11 +1,11 @@
 import BLE
+import BLETesting
 import BTHomeCrypto
 import Foundation
 import GATT
 import Glibc
 import SensorGateway
 import SimCore
-import TestSupport
 
 // gateway-bench: the sensor gateway under load, beside Bleak + bthome-ble doing the same job in the same run (a
 // benchmark, not a test). One blesim on a private bus serves the scenario (default sim/scenarios/gateway-load.json:
@@ -93,8 +93,8 @@ func write(_ path: String, _ text: String, mode: mode_t) {
     close(fd)
 }
 
-func statsNumbers(_ blectl: String, _ socket: String) throws -> (reports: Double, decoded: Double) {
-    let (output, status) = try runTool([blectl, "--socket", socket, "--json", "gateway", "stats"])
+func statsNumbers(_ blectl: String, _ socket: String) async throws -> (reports: Double, decoded: Double) {
+    let (output, status) = try await tool([blectl, "--socket", socket, "--json", "gateway", "stats"])
     guard status == 0 else { throw PrivateBus.Failure.setup("gateway.stats failed: \(output)") }
     func number(_ key: String) -> Double {
         guard let range = output.range(of: "\"\(key)\":") else { return 0 }
@@ -126,10 +126,9 @@ setenv("BLESIM", options.build + "/blesim", 1)
 var rows: [(String, Figures)] = []
 
 do {
-    try await PrivateBus.with { bus in
-        let sim = try await BlesimProcess.start(address: bus.address, scenario: options.scenario)
-        defer { sim.stop() }
-        let directory = bus.directory + "/agent"
+    try await TestBed.with(blesim: .file(options.scenario)) { bed in
+        guard let sim = bed.blesim else { throw PrivateBus.Failure.setup("blesim did not start") }
+        let directory = bed.directory + "/agent"
         mkdir(directory, 0o700)
         mkdir(directory + "/state", 0o700)
         mkdir(directory + "/state/plugins", 0o700)
@@ -147,39 +146,26 @@ do {
                 "config": { "keyFile": "bthome-keys", "maxDevices": 4096, "eventIntervalSeconds": 10 } } } }
             """, mode: 0o600)
 
-        // 1. bleagent with the gateway.
-        setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address, 1)
-        var pid: pid_t = 0
-        var attributes = SpawnAttributes()
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_addopen(&actions, 2, directory + "/agent.log", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let command: [String] = [options.build + "/bleagent", "--config", directory + "/roles.json"]
-        let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        guard posix_spawn(&pid, argv[0]!, &actions, &attributes.value, argv, environ) == 0 else {
-            throw PrivateBus.Failure.setup("cannot start bleagent")
-        }
-        attributes.destroy()
+        // 1. bleagent with the gateway (its environment points at the bed's bus).
+        let agent = try await bed.spawn(options.build + "/bleagent", ["--config", directory + "/roles.json"])
         let blectl = options.build + "/blectl"
+        // Ready once the gateway answers on the control socket; the retries sleep in a task, holding no thread.
         var started = false
         for _ in 0..<300 where !started {
-            started = (try? statsNumbers(blectl, socket)) != nil
-            if !started { usleep(100_000) }
+            started = (try? await statsNumbers(blectl, socket)) != nil
+            if !started { try await Task.sleep(for: .milliseconds(100)) }
         }
         guard started else {
-            kill(pid, SIGTERM)
-            waitpid(pid, nil, 0)
-            throw PrivateBus.Failure.setup(
-                "the gateway did not answer: \((try? String(contentsOfFile: directory + "/agent.log", encoding: .utf8)) ?? "")"
-            )
+            _ = await agent.terminate()
+            throw PrivateBus.Failure.setup("the gateway did not answer: \(agent.errorText)")
         }
-        sleep(UInt32(options.warmup))
-        let before = try statsNumbers(blectl, socket)
-        let cpuBefore = cpuSeconds(pid)
+        try await Task.sleep(for: .seconds(options.warmup))
+        let before = try await statsNumbers(blectl, socket)
+        let cpuBefore = cpuSeconds(agent.pid)
         let blesimBefore = cpuSeconds(sim.pid)
-        sleep(UInt32(options.seconds))
-        let after = try statsNumbers(blectl, socket)
-        let cpuAfter = cpuSeconds(pid)
+        try await Task.sleep(for: .seconds(options.seconds))
+        let after = try await statsNumbers(blectl, socket)
+        let cpuAfter = cpuSeconds(agent.pid)
         let blesimAfter = cpuSeconds(sim.pid)
         rows.append(
             (
@@ -191,13 +177,11 @@ do {
         print(
             "blesim CPU while the gateway listened: \(Int((blesimAfter - blesimBefore) / Double(options.seconds) * 100))%"
         )
-        kill(pid, SIGTERM)
-        waitpid(pid, nil, 0)
-        for pointer in argv { free(pointer) }
+        _ = await agent.terminate()
 
         // 2. Bleak + bthome-ble on the same air.
-        let (output, status) = try runTool([
-            "env", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", "PYTHONDONTWRITEBYTECODE=1", options.python,
+        let (output, status) = try await tool([
+            "env", "DBUS_SYSTEM_BUS_ADDRESS=\(bed.bus.address)", "PYTHONDONTWRITEBYTECODE=1", options.python,
             BlesimProcess.repositoryRoot + "/Tests/Bleak/bthome_bench.py", "hci0", "\(options.seconds)",
             "\(options.warmup)",
             keys,

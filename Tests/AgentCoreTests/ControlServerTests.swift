@@ -1,6 +1,8 @@
 import AgentCore
+import BLETesting
 import ControlProtocol
 import Glibc
+import IO
 import JSON
 import Testing
 
@@ -9,7 +11,7 @@ func errorCode(_ reply: JSON?) -> Int64? { reply?["error"]?["code"]?.intValue }
 @Suite("control server over a real socket", .serialized)
 struct ControlServerTests {
     @Test("the socket file has mode 0600 by default and the configured mode otherwise, and close removes it")
-    func socketMode() throws {
+    func socketMode() async throws {
         let harness = try ServerHarness()
         var status = stat()
         #expect(stat(harness.socketPath, &status) == 0)
@@ -21,118 +23,124 @@ struct ControlServerTests {
         // close() runs on the loop; a request after it proves it ran.
         let client = try harness.client()
         harness.shutDown()
-        #expect(client.readLine() == nil, "the connection is closed")
+        #expect(await client.readLine() == nil, "the connection is closed")
         #expect(stat(harness.socketPath, &status) != 0, "the socket file is gone")
         wide.shutDown()
     }
 
     @Test("malformed JSON, non-requests, unknown methods and bad params get errors and the connection lives on")
-    func badInputKeepsConnection() throws {
+    func badInputKeepsConnection() async throws {
         let harness = try ServerHarness()
         defer { harness.shutDown() }
         let client = try harness.client()
-        client.sendLine("{this is not json")
-        #expect(errorCode(client.readJSON()) == -32700)
-        client.sendLine("[1,2]")
-        #expect(errorCode(client.readJSON()) == -32600)
-        client.sendLine(#"{"jsonrpc":"2.0","id":9,"method":"nope.nothing"}"#)
-        let unknown = client.readJSON()
+        await client.sendLine("{this is not json")
+        #expect(await errorCode(client.readJSON()) == -32700)
+        await client.sendLine("[1,2]")
+        #expect(await errorCode(client.readJSON()) == -32600)
+        await client.sendLine(#"{"jsonrpc":"2.0","id":9,"method":"nope.nothing"}"#)
+        let unknown = await client.readJSON()
         #expect(errorCode(unknown) == -32601)
         #expect(unknown?["id"] == 9)
-        client.sendLine(#"{"jsonrpc":"2.0","id":10,"method":"events.subscribe","params":{"kinds":["weather"]}}"#)
-        #expect(errorCode(client.readJSON()) == -32602)
-        let failed = client.call("test.fail")
+        await client.sendLine(#"{"jsonrpc":"2.0","id":10,"method":"events.subscribe","params":{"kinds":["weather"]}}"#)
+        #expect(await errorCode(client.readJSON()) == -32602)
+        let failed = await client.call("test.fail")
         #expect(failed?["error"] == ["code": -32011, "message": "no role", "data": ["why": "test"]])
-        #expect(client.call("test.crash")?["error"] == ["code": -32603, "message": "something broke"])
-        #expect(client.call("test.echo", ["hello": "world"])?["result"] == ["hello": "world"])
+        #expect(await client.call("test.crash")?["error"] == ["code": -32603, "message": "something broke"])
+        #expect(await client.call("test.echo", ["hello": "world"])?["result"] == ["hello": "world"])
     }
 
     @Test("a client that sends requests but never reads the replies is disconnected; others stay served")
-    func clientThatNeverReads() throws {
+    func clientThatNeverReads() async throws {
         let harness = try ServerHarness { $0.maxQueuedReplyBytes = 256 * 1024 }
         defer { harness.shutDown() }
-        let greedy = try harness.client()
+        // A raw socket that is never read while the requests go out.
+        let greedy = try UnixSocket.connect(to: harness.socketPath)
+        defer { greedy.close() }
         let polite = try harness.client()
         let request = RPCMessage.request(
             id: .number(1), method: "test.echo", params: [.string(String(repeating: "r", count: 64 * 1024))])
-        var line = Array(request.serialized().utf8) + [UInt8(ascii: "\n")]
-        var sent = 0
-        // Blocking sends: they fail once the server has closed the connection.
-        sending: for _ in 0..<2_000 {
-            var offset = 0
-            while offset < line.count {
-                let written = line[offset...].withUnsafeBytes {
-                    send(greedy.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+        let line = Array(request.serialized().utf8) + [UInt8(ascii: "\n")]
+        // Blocking sends (on the blocking pool): they fail once the server has closed the connection.
+        let sent = await BlockingPool.shared.run {
+            var sent = 0
+            sending: for _ in 0..<2_000 {
+                var offset = 0
+                while offset < line.count {
+                    let written = line[offset...].withUnsafeBytes {
+                        send(greedy.rawValue, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                    }
+                    if written <= 0 { break sending }
+                    offset += written
                 }
-                if written <= 0 { break sending }
-                offset += written
+                sent += 1
             }
-            sent += 1
+            return sent
         }
-        line = []
         #expect(sent < 2_000, "the server closed the connection before every request was sent")
         var replies = 0
-        while greedy.readLine() != nil { replies += 1 }
+        while let chunk = await readWhenReady(greedy.rawValue), !chunk.isEmpty {
+            replies += chunk.filter { $0 == UInt8(ascii: "\n") }.count
+        }
         #expect(replies < sent, "the connection ended before every reply was written")
-        #expect(polite.call("test.echo", ["still"])?["result"] == ["still"])
+        #expect(await polite.call("test.echo", ["still"])?["result"] == ["still"])
     }
 
     @Test("a notification gets no reply")
-    func notificationsGetNoReply() throws {
+    func notificationsGetNoReply() async throws {
         let harness = try ServerHarness()
         defer { harness.shutDown() }
         let client = try harness.client()
-        client.sendLine(#"{"jsonrpc":"2.0","method":"test.echo","params":[1]}"#)
-        client.sendLine(#"{"jsonrpc":"2.0","method":"no.such"}"#)
-        client.sendLine(#"{"jsonrpc":"2.0","id":"after","method":"test.echo","params":[2]}"#)
-        #expect(client.readJSON() == ["jsonrpc": "2.0", "id": "after", "result": [2]])
+        await client.sendLine(#"{"jsonrpc":"2.0","method":"test.echo","params":[1]}"#)
+        await client.sendLine(#"{"jsonrpc":"2.0","method":"no.such"}"#)
+        await client.sendLine(#"{"jsonrpc":"2.0","id":"after","method":"test.echo","params":[2]}"#)
+        #expect(await client.readJSON() == ["jsonrpc": "2.0", "id": "after", "result": [2]])
     }
 
     @Test("an oversized line is discarded with -32003 and the next line is served")
-    func oversizedLine() throws {
+    func oversizedLine() async throws {
         let harness = try ServerHarness { $0.maxMessageBytes = 1024 }
         defer { harness.shutDown() }
         let client = try harness.client()
-        client.sendLine(
+        await client.sendLine(
             #"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":[""# + String(repeating: "x", count: 5000) + #""]}"#
         )
-        let error = client.readJSON()
+        let error = await client.readJSON()
         #expect(errorCode(error) == -32003)
         #expect(error?["id"] == .null)
-        #expect(client.call("test.echo", [3])?["result"] == [3])
+        #expect(await client.call("test.echo", [3])?["result"] == [3])
     }
 
     @Test("connections beyond maxClients get -32001 and are closed; the others keep working")
-    func tooManyClients() throws {
+    func tooManyClients() async throws {
         let harness = try ServerHarness { $0.maxClients = 2 }
         defer { harness.shutDown() }
         let first = try harness.client()
         let second = try harness.client()
-        #expect(first.call("test.echo", [1])?["result"] == [1])
-        #expect(second.call("test.echo", [2])?["result"] == [2])
+        #expect(await first.call("test.echo", [1])?["result"] == [1])
+        #expect(await second.call("test.echo", [2])?["result"] == [2])
         let third = try harness.client()
-        #expect(errorCode(third.readJSON()) == -32001)
-        #expect(third.readLine() == nil)
-        #expect(first.call("test.echo", [4])?["result"] == [4])
+        #expect(await errorCode(third.readJSON()) == -32001)
+        #expect(await third.readLine() == nil)
+        #expect(await first.call("test.echo", [4])?["result"] == [4])
     }
 
     @Test("a peer whose uid is not in a non-empty allowedUids is refused with -32002, even the agent's own uid")
-    func peerCredentialsChecked() throws {
+    func peerCredentialsChecked() async throws {
         let harness = try ServerHarness {
             $0.policy = PeerPolicy(allowedUids: [geteuid() == 65534 ? 65533 : 65534], ownUid: geteuid())
         }
         defer { harness.shutDown() }
         let refused = try harness.client()
-        let error = refused.readJSON()
+        let error = await refused.readJSON()
         #expect(errorCode(error) == -32002)
         #expect(error?["error"]?["message"] == .string("uid \(geteuid()) is not allowed (control.allowedUids)"))
-        #expect(refused.readLine() == nil)
+        #expect(await refused.readLine() == nil)
         harness.server.setPolicy(PeerPolicy(allowedUids: [], ownUid: geteuid()))
-        #expect(try harness.client().call("test.echo", [1])?["result"] == [1])
+        #expect(try await harness.client().call("test.echo", [1])?["result"] == [1])
     }
 
     @Test("with control.group the socket file gets that group, and its members are admitted whatever their uid")
-    func operatorGroup() throws {
+    func operatorGroup() async throws {
         let otherUid: UInt32 = geteuid() == 65534 ? 65533 : 65534
         let harness = try ServerHarness {
             $0.mode = 0o660
@@ -143,9 +151,9 @@ struct ControlServerTests {
         var status = stat()
         #expect(stat(harness.socketPath, &status) == 0)
         #expect(status.st_gid == getegid() && status.st_mode & 0o7777 == 0o660)
-        #expect(try harness.client().call("test.echo", [1])?["result"] == [1], "admitted by its primary group")
+        #expect(try await harness.client().call("test.echo", [1])?["result"] == [1], "admitted by its primary group")
         harness.server.setPolicy(PeerPolicy(allowedUids: [otherUid], ownUid: geteuid(), operatorGroup: getegid() &+ 1))
-        let refused = try harness.client().readJSON()
+        let refused = try await harness.client().readJSON()
         #expect(errorCode(refused) == -32002)
         #expect(
             refused?["error"]?["message"]
@@ -159,45 +167,49 @@ struct ControlServerTests {
     }
 
     @Test("events reach subscribers of their kind only, as JSON-RPC notifications")
-    func subscriptionFilter() throws {
+    func subscriptionFilter() async throws {
         let harness = try ServerHarness()
         defer { harness.shutDown() }
         let client = try harness.client()
         let other = try harness.client()
-        #expect(client.call("events.subscribe", ["kinds": ["state"]])?["result"] == ["kinds": ["state"]])
+        #expect(await client.call("events.subscribe", ["kinds": ["state"]])?["result"] == ["kinds": ["state"]])
         harness.bus.publish(.value, ["v": 1])
         harness.bus.publish(.state, ["s": 2])
         #expect(
-            client.readJSON() == [
+            await client.readJSON() == [
                 "jsonrpc": "2.0", "method": "event",
                 "params": ["kind": "state", "seq": 1, "dropped": 0, "data": ["s": 2]],
             ])
-        #expect(client.call("events.unsubscribe")?["result"] == ["dropped": 0])
+        #expect(await client.call("events.unsubscribe")?["result"] == ["dropped": 0])
         harness.bus.publish(.state, ["s": 3])
-        #expect(client.call("test.echo", [5])?["result"] == [5], "no event came before the reply")
-        #expect(other.call("test.echo", [6])?["result"] == [6], "the unsubscribed client got nothing")
+        #expect(await client.call("test.echo", [5])?["result"] == [5], "no event came before the reply")
+        #expect(await other.call("test.echo", [6])?["result"] == [6], "the unsubscribed client got nothing")
     }
 
     @Test("a stalled client's queue stays bounded while events flood; others stay served; it sees the drop count")
-    func stalledClient() throws {
+    func stalledClient() async throws {
         let harness = try ServerHarness { $0.maxQueuedEvents = 16 }
         defer { harness.shutDown() }
-        let stalled = try harness.client()
-        #expect(stalled.call("events.subscribe")?["result"] != nil)
+        // Subscribed through a raw socket that nobody reads while the events flood.
+        let raw = try UnixSocket.connect(to: harness.socketPath)
+        try raw.writeAll(Array((#"{"jsonrpc":"2.0","id":1,"method":"events.subscribe"}"# + "\n").utf8))
+        let subscribed = await readWhenReady(raw.rawValue).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        #expect(subscribed.contains(#""result""#), "\(subscribed)")
         let active = try harness.client()
         let payload = JSON.string(String(repeating: "p", count: 2048))
         let total: Int64 = 20_000  // about 40 MB of events: far beyond any socket buffer
         for index in 1...total {
             harness.bus.publish(.value, ["i": .int(index), "payload": payload])
             if index % 5000 == 0 {
-                #expect(active.call("test.echo", [.int(index)])?["result"] == [.int(index)])
+                #expect(await active.call("test.echo", [.int(index)])?["result"] == [.int(index)])
             }
         }
         // The echo reply comes after every publish was handled by the loop.
-        #expect(active.call("test.echo", ["done"])?["result"] == ["done"])
+        #expect(await active.call("test.echo", ["done"])?["result"] == ["done"])
+        let stalled = try TestClient(adopting: raw)
         var received: Int64 = 0
         var last: JSON?
-        while let event = stalled.readJSON() {
+        while let event = await stalled.readJSON() {
             received += 1
             last = event
             if event["params"]?["seq"] == .int(total) { break }
@@ -210,29 +222,30 @@ struct ControlServerTests {
     }
 
     @Test("events published while the loop is busy wait in a bounded backlog; the client learns what was dropped")
-    func eventBacklogIsBounded() throws {
+    func eventBacklogIsBounded() async throws {
         // Each client's own queue could hold every event: only the backlog before it may drop.
         let harness = try ServerHarness { $0.maxQueuedEvents = 100_000 }
         defer { harness.shutDown() }
         let client = try harness.client()
-        #expect(client.call("events.subscribe", ["kinds": ["value"]])?["result"] != nil)
-        let entered = TestPipe()
-        let release = TestPipe()
-        let (enteredFD, releaseFD) = (entered.write, release.read)
-        harness.loop.execute {
-            var byte: UInt8 = 1
-            _ = write(enteredFD, &byte, 1)
-            var poller = pollfd(fd: releaseFD, events: Int16(POLLIN), revents: 0)
-            _ = poll(&poller, 1, deadlineMilliseconds)
+        #expect(await client.call("events.subscribe", ["kinds": ["value"]])?["result"] != nil)
+        // A job that holds the loop's thread until the test writes a byte: the job taking the backlog is
+        // posted after it, so every event below is published while the loop is busy.
+        let (release, releaser) = try FileDescriptor.pipe()
+        defer {
+            release.close()
+            releaser.close()
         }
-        #expect(entered.wait(), "the loop is busy")
+        harness.loop.execute {
+            var byte: UInt8 = 0
+            _ = withUnsafeMutableBytes(of: &byte) { try? release.read(into: $0) }
+        }
         let total: Int64 = 5_000
         for index in 1...total { harness.bus.publish(.value, ["i": .int(index)]) }
-        release.signal()
+        _ = try [UInt8](repeating: 1, count: 1).withUnsafeBytes { try releaser.write($0) }
         var received: Int64 = 0
         var first: JSON?
         var last: JSON?
-        while let event = client.readJSON() {
+        while let event = await client.readJSON() {
             received += 1
             first = first ?? event
             last = event
@@ -243,20 +256,20 @@ struct ControlServerTests {
         #expect(received <= 1_024, "the backlog held at most its capacity (got \(received))")
         #expect(received + dropped == total, "every event was delivered or counted as dropped")
         #expect(first?["params"]?["seq"] == .int(dropped + 1), "the drops are counted before the first event kept")
-        #expect(client.call("test.echo", ["after"])?["result"] == ["after"])
+        #expect(await client.call("test.echo", ["after"])?["result"] == ["after"])
     }
 
     @Test("a live agent's socket is not taken over; a stale one is replaced; a non-socket is left alone")
-    func socketTakeover() throws {
+    func socketTakeover() async throws {
         let harness = try ServerHarness()
         defer { harness.shutDown() }
-        let loop = try EventLoop()
+        let loop = try EventLoop(name: "test-rival")
         let rival = ControlServer(
             options: ControlServerOptions(
                 socketPath: harness.socketPath, policy: PeerPolicy(allowedUids: [], ownUid: 0)),
             loop: loop, registry: MethodRegistry(), bus: EventBus())
         #expect(throws: ControlServerError.self) { try rival.start() }
-        #expect(try harness.client().call("test.echo", [1])?["result"] == [1], "the first server still serves")
+        #expect(try await harness.client().call("test.echo", [1])?["result"] == [1], "the first server still serves")
 
         // A stale socket: bound, never listening, its process gone.
         let stalePath = "\(harness.directory.path)/stale.sock"

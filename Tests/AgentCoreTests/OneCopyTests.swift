@@ -1,4 +1,5 @@
 import AgentCore
+import BLETesting
 import GATT
 import Glibc
 import JSON
@@ -83,11 +84,11 @@ struct OneCopyCheckTests {
     }()
 
     /// Runs `command` under bash; its exit status, standard output and standard error.
-    func shell(_ command: String, in directory: String) -> (status: Int32, stdout: String, stderr: String) {
-        let script = "cd '\(directory)' && { \(command) ; } > .out 2> .err"
-        let raw = script.withCString { system($0) }
-        let status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-        return (status, readText("\(directory)/.out"), readText("\(directory)/.err"))
+    func shell(_ command: String, in directory: String) async throws -> (status: Int32, stdout: String, stderr: String)
+    {
+        let run = try await TestProcess("bash", ["-c", "cd '\(directory)' && { \(command) ; }"])
+        let result = await run.finish()
+        return (result.status, result.output, result.errors)
     }
 
     func readText(_ path: String) -> String {
@@ -103,29 +104,26 @@ struct OneCopyCheckTests {
     @Test(
         "a plugin linked with a static copy of the JSON module, and libBLECore.so copied under another name, each fail the check"
     )
-    func secondCopiesFail() throws {
-        var template = Array("/tmp/onecopy-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        try #require(made != nil)
-        let directory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
+    func secondCopiesFail() async throws {
+        let directory = try temporaryDirectory("onecopy")
+        defer { removeTree(directory) }
         let check = "bash '\(Self.repositoryRoot)/scripts/check-one-copy.sh' '\(directory)'"
 
         // The real core library and a real plugin built against the product: clean.
         copyFile("\(buildDirectory)/libBLECore.so", "\(directory)/libBLECore.so")
         copyFile("\(buildDirectory)/libOneCopyProbe.so", "\(directory)/libOneCopyProbe.so")
-        _ = shell("chmod +x *.so", in: directory)
-        let clean = shell(check, in: directory)
+        _ = try await shell("chmod +x *.so", in: directory)
+        let clean = try await shell(check, in: directory)
         #expect(clean.status == 0, "\(clean)")
         #expect(clean.stdout.contains("; 1 other images define none"), "\(clean)")
 
         // A plugin that links the JSON module's objects into itself, as a
         // dependency on the JSON target instead of the BLECore product does.
-        let linked = shell(
+        let linked = try await shell(
             "cc -shared -o libStaticCopyPlugin.so '\(buildDirectory)'/OneCopyProbe.build/*.o '\(buildDirectory)'/JSON.build/*.o",
             in: directory)
         try #require(linked.status == 0, "linking the bad plugin: \(linked)")
-        let staticCopy = shell(check, in: directory)
+        let staticCopy = try await shell(check, in: directory)
         #expect(staticCopy.status == 1, "\(staticCopy)")
         #expect(staticCopy.stderr.contains("\(directory)/libStaticCopyPlugin.so defines "), "\(staticCopy)")
         #expect(staticCopy.stderr.contains("core symbols (a second copy of the core)"), "\(staticCopy)")
@@ -133,8 +131,8 @@ struct OneCopyCheckTests {
         #expect(!staticCopy.stderr.contains("libOneCopyProbe.so"), "the good plugin is not blamed: \(staticCopy)")
 
         // The whole core library again, under another path's name.
-        _ = shell("rm libStaticCopyPlugin.so && cp libBLECore.so libBLECoreCopy.so", in: directory)
-        let wholeCopy = shell(check, in: directory)
+        _ = try await shell("rm libStaticCopyPlugin.so && cp libBLECore.so libBLECoreCopy.so", in: directory)
+        let wholeCopy = try await shell(check, in: directory)
         #expect(wholeCopy.status == 1, "\(wholeCopy)")
         #expect(wholeCopy.stderr.contains("\(directory)/libBLECoreCopy.so defines "), "\(wholeCopy)")
     }

@@ -1,4 +1,5 @@
 import AgentCore
+import BLETesting
 import Glibc
 import RoleKit
 import Testing
@@ -28,25 +29,24 @@ struct PluginABITests {
     }
 
     /// The surface now: the script's output for this build.
-    static func currentSurface() throws -> [String] {
-        let output = "/tmp/plugin-abi-\(getpid()).symbols"
-        defer { unlink(output) }
+    static func currentSurface() async throws -> [String] {
         let script =
             String(fixtures.dropLast("/Tests/AgentCoreTests/Fixtures/plugin-abi".count))
             + "/scripts/plugin-abi-symbols.sh"
-        let status = "bash '\(script)' '\(buildDirectory)' > '\(output)'".withCString { system($0) }
-        try #require(status == 0, "scripts/plugin-abi-symbols.sh failed")
-        return (read(output) ?? "").split(separator: "\n").map(String.init)
+        let run = try await TestProcess("bash", [script, buildDirectory])
+        let result = await run.finish()
+        try #require(result.status == 0, "scripts/plugin-abi-symbols.sh failed: \(result.errors)")
+        return result.output.split(separator: "\n").map(String.init)
     }
 
     @Test("the recorded surface of the current ABI version is the built one, and no later version is recorded")
-    func surfaceMatchesVersion() throws {
+    func surfaceMatchesVersion() async throws {
         let version = PluginABI.version
         let recorded = try #require(
             Self.read("\(Self.fixtures)/v\(version).symbols"),
             "no surface recorded for ABI version \(version): run scripts/plugin-abi-symbols.sh > Tests/AgentCoreTests/Fixtures/plugin-abi/v\(version).symbols"
         ).split(separator: "\n").map(String.init)
-        let current = try Self.currentSurface()
+        let current = try await Self.currentSurface()
         #expect(current.count > 100, "RoleKit's symbols found in libBLECore.so")
         let added = Set(current).subtracting(recorded).sorted()
         let removed = Set(recorded).subtracting(current).sorted()

@@ -1,4 +1,5 @@
 import AgentCore
+import BLETesting
 import Glibc
 import RoleKit
 import Testing

@@ -1,17 +1,10 @@
 import AgentCore
+import BLETesting
 import ControlProtocol
 import Glibc
 import JSON
 import RoleKit
 import Synchronization
-
-/// The directory holding the built plugins and fixtures: the test bundle's own.
-let buildDirectory: String = {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    let path = String(decoding: buffer[..<max(0, count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-}()
 
 /// Writes `bytes` to `path`.
 func writeBytes(_ path: String, _ bytes: [UInt8]) {
@@ -68,45 +61,6 @@ final class EventRecorder: Sendable {
     var rolePhases: [String] {
         all.filter { $0.kind == .state && $0.data["agentState"] == "role" }
             .compactMap { $0.data["roleState"]?["state"]?.stringValue }
-    }
-}
-
-/// A role context whose registrar and event sink record what the plugin does.
-final class RecordingPluginHost: PluginMethodRegistrar, PluginEventSink {
-    let namespace: String
-    private let handlers = Mutex<[String: (ParamSchema, PluginMethodHandler)]>([:])
-    private let emitted = Mutex<[(String, JSON)]>([])
-
-    init(namespace: String) { self.namespace = namespace }
-
-    func register(
-        _ method: String, params: ParamSchema, handler: @escaping PluginMethodHandler
-    ) throws(PluginRegistrationError) {
-        handlers.withLock { $0[method] = (params, handler) }
-    }
-
-    func emit(_ name: String, _ data: JSON) { emitted.withLock { $0.append((name, data)) } }
-
-    /// The method's handler behind its params check, as the agent runs it.
-    func handler(_ method: String) -> PluginMethodHandler? {
-        guard let (params, handler) = handlers.withLock({ $0[method] }) else { return nil }
-        return { call in
-            var checked = call
-            do {
-                checked.arguments = try params.validate(call.params)
-            } catch {
-                throw PluginMethodError.invalidParams("\(error)")
-            }
-            return try await handler(checked)
-        }
-    }
-
-    var events: [String] { emitted.withLock { $0.map(\.0) } }
-
-    func context(role: PluginRole, directory: String) -> RoleContext {
-        RoleContext(
-            role: role, config: [:], logger: PluginLogger { _, _ in }, state: PluginStateStore(directory: directory),
-            methods: self, events: self)
     }
 }
 

@@ -1,4 +1,5 @@
 import AgentCore
+import BLETesting
 import ControlProtocol
 import JSON
 import RoleKit

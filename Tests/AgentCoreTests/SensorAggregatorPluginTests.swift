@@ -1,5 +1,6 @@
 import AgentCore
 import BLE
+import BLETesting
 import GATT
 import Glibc
 import JSON
@@ -69,7 +70,7 @@ struct SensorAggregatorPluginTests {
         defer { directory.remove() }
         mkdir("\(directory.path)/state", 0o700)
         writeBytes("\(directory.path)/temp", Array("2314\n".utf8))
-        let (manager, backend) = await ScriptedPeripheralBackend.poweredOn()
+        let (manager, backend) = await FakePeripheralBackend.poweredOn()
         var calls = backend.calls.makeAsyncIterator()
         let host = RecordingPluginHost(namespace: "sensors")
         let plugin = try await startPlugin(directory.path, manager: manager, host: host)
@@ -83,10 +84,12 @@ struct SensorAggregatorPluginTests {
         // The advertisement is re-planned with the readings: bytes of the docs' fixture.
         let expected: [UInt8] = [0x40, 0x01, 0x57, 0x02, 0x0A, 0x09, 0x03, 0x39, 0x12, 0x04, 0xC5, 0x8B, 0x01]
         let advertised = await calls.next {
-            if case .registerAdvertisement(let data) = $0 { return data.serviceData[bthome] == expected }
+            if case .registerAdvertisement(let data, _) = $0 { return data.serviceData[bthome] == expected }
             return false
         }
-        guard case .registerAdvertisement(let data) = advertised else { throw Fail("no advertisement with readings") }
+        guard case .registerAdvertisement(let data, _) = advertised else {
+            throw Fail("no advertisement with readings")
+        }
         #expect(data.localName == "gw-1")
         #expect(data.serviceUUIDs == [.environmentalSensing])
         #expect(
@@ -184,21 +187,24 @@ struct SensorAggregatorPluginTests {
         mkdir("\(directory.path)/state", 0o700)
         writeBytes("\(directory.path)/temp", Array("2314\n".utf8))
         do {
-            let (manager, backend) = await ScriptedPeripheralBackend.poweredOn()
+            let (manager, backend) = await FakePeripheralBackend.poweredOn()
             var calls = backend.calls.makeAsyncIterator()
             let host = RecordingPluginHost(namespace: "sensors")
             let plugin = try await startPlugin(directory.path, manager: manager, host: host)
             sendDatagram("\(directory.path)/ingest.sock", #"{"sensor": "baro", "value": 101317}"#)
-            // Once the advertisement carries the pressure, the line has been recorded.
+            // Once the advertisement carries the pressure (BTHome object 0x04, a uint24 of pascals; a lone 0x04
+            // byte could be part of another value), the line has been recorded.
+            let pascals = UInt32(101_317)
+            let pressure: [UInt8] = [0x04, UInt8(pascals & 0xFF), UInt8(pascals >> 8 & 0xFF), UInt8(pascals >> 16)]
             _ = await calls.next {
-                if case .registerAdvertisement(let data) = $0 {
-                    return data.serviceData[bthome]?.contains(0x04) == true
+                if case .registerAdvertisement(let data, _) = $0 {
+                    return data.serviceData[bthome].map { $0.contains(pressure) } == true
                 }
                 return false
             }
             await plugin.stop()
         }
-        let (manager, _) = await ScriptedPeripheralBackend.poweredOn()
+        let (manager, _) = await FakePeripheralBackend.poweredOn()
         let host = RecordingPluginHost(namespace: "sensors")
         let plugin = try await startPlugin(directory.path, manager: manager, host: host)
         let readings = try await call(host, "sensors.readings")

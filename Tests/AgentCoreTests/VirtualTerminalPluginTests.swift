@@ -1,5 +1,6 @@
 import AgentCore
 import BLE
+import BLETesting
 import GATT
 import Glibc
 import JSON
@@ -36,9 +37,9 @@ struct VirtualTerminalPluginTests {
     }
 
     func write(
-        _ id: UInt64, _ value: [UInt8], to characteristic: LocalCharacteristic, backend: ScriptedPeripheralBackend,
-        calls: inout AsyncStream<ScriptedPeripheralBackend.Call>.Iterator
-    ) async -> (answer: ScriptedPeripheralBackend.Call?, indicated: TransactionStatus?) {
+        _ id: UInt64, _ value: [UInt8], to characteristic: LocalCharacteristic, backend: FakePeripheralBackend,
+        calls: inout AsyncStream<FakePeripheralBackend.Call>.Iterator
+    ) async -> (answer: FakePeripheralBackend.Call?, indicated: TransactionStatus?) {
         backend.send(
             .request(
                 ATTRequestInfo(
@@ -58,12 +59,12 @@ struct VirtualTerminalPluginTests {
         let payment = try PaymentRequest(
             transactionID: id, amount: 1250, currency: CurrencyCode("EUR"), reference: "A-1")
         do {
-            let (manager, backend) = await ScriptedPeripheralBackend.poweredOn()
+            let (manager, backend) = await FakePeripheralBackend.poweredOn()
             var calls = backend.calls.makeAsyncIterator()
             let host = RecordingPluginHost(namespace: "terminal")
             let plugin = try await start(directory.path, manager: manager, host: host)
             let advertised = await calls.next { if case .registerAdvertisement = $0 { true } else { false } }
-            guard case .registerAdvertisement(let data) = advertised else { throw Fail("not advertised") }
+            guard case .registerAdvertisement(let data, _) = advertised else { throw Fail("not advertised") }
             #expect(data.serviceUUIDs.contains(PaymentTerminalProfile.serviceUUID))
             #expect(manager.services.map(\.uuid).contains(PaymentTerminalProfile.serviceUUID))
 
@@ -87,7 +88,7 @@ struct VirtualTerminalPluginTests {
             #expect(refused == .respond(ATTRequestID(3), .failure(PaymentTerminalATTError.unsupportedVersion)))
             await plugin.stop()
         }
-        let (manager, backend) = await ScriptedPeripheralBackend.poweredOn()
+        let (manager, backend) = await FakePeripheralBackend.poweredOn()
         var calls = backend.calls.makeAsyncIterator()
         let host = RecordingPluginHost(namespace: "terminal")
         let plugin = try await start(directory.path, manager: manager, host: host)

@@ -1,4 +1,5 @@
 import BLE
+import BLETesting
 import GATT
 import Synchronization
 import Testing
@@ -56,7 +57,7 @@ import Testing
     ]
 
     func poweredOn(
-        _ options: CentralManager.Options = .init(), clock: TestClock = TestClock()
+        _ options: CentralManager.Options = .init(), clock: ManualClock = ManualClock()
     ) async -> (CentralManager, FakeCentralBackend) {
         let backend = FakeCentralBackend()
         let manager = CentralManager(backend: backend, options: options, clock: clock)
@@ -146,7 +147,7 @@ import Testing
     }
 
     @Test func unheardUnconnectedDevicesExpireOnTheClockAndConnectedOnesStay() async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         let (manager, backend) = await poweredOn(
             .init(mirrorLimits: .init(staleDeviceAge: .seconds(30))), clock: clock)
         let t0 = clock.now
@@ -213,7 +214,7 @@ import Testing
     @Test func aNotificationConsumerThatFallsBehindPausesTheSocketAndResumesItOnceCaughtUp() async throws {
         let backend = FakeCentralBackend()
         let manager = CentralManager(
-            backend: backend, options: .init(notificationQueueCapacity: 8), clock: TestClock())
+            backend: backend, options: .init(notificationQueueCapacity: 8), clock: ManualClock())
         backend.send(.bluetoothdPresent(true))
         backend.send(.snapshot(FakeTree.snapshot(connected: true, resolved: true), serial: nil))
         for await state in manager.stateUpdates() where state == .poweredOn { break }

@@ -1,16 +1,17 @@
 import BLE
+import BLETesting
 import GATT
 import Synchronization
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct CentralManagerTests {
-    let policy = OperationQueue.Policy(timeout: .seconds(30), maximumAttempts: 3, initialBackoff: .zero)
+    let policy = GATTOperationPolicy(timeout: .seconds(30), maximumAttempts: 3, initialBackoff: .zero)
 
     func poweredOn(
         connected: Bool = true, resolved: Bool = true
-    ) async -> (CentralManager, FakeCentralBackend, TestClock) {
+    ) async -> (CentralManager, FakeCentralBackend, ManualClock) {
         let backend = FakeCentralBackend()
-        let clock = TestClock()
+        let clock = ManualClock()
         let manager = CentralManager(backend: backend, options: .init(operationPolicy: policy), clock: clock)
         backend.send(.bluetoothdPresent(true))
         backend.send(.snapshot(FakeTree.snapshot(connected: connected, resolved: resolved), serial: nil))
@@ -64,7 +65,7 @@ import Testing
 
     @Test func stateFollowsBluetoothdAndTheAdapterAndGatesOperations() async throws {
         let backend = FakeCentralBackend()
-        let manager = CentralManager(backend: backend, clock: TestClock())
+        let manager = CentralManager(backend: backend, clock: ManualClock())
         var states = manager.stateUpdates().makeAsyncIterator()
         var calls = backend.calls.makeAsyncIterator()
         #expect(await states.next() == .unknown)
@@ -176,7 +177,7 @@ import Testing
 
     @Test func scanWhilePoweredOnWaitsForPowerHandsOnDiscoveriesWithTheAddressAndEndsWithItsTask() async throws {
         let backend = FakeCentralBackend()
-        let manager = CentralManager(backend: backend, clock: TestClock())
+        let manager = CentralManager(backend: backend, clock: ManualClock())
         var calls = backend.calls.makeAsyncIterator()
         backend.send(.bluetoothdPresent(true))
         backend.send(.snapshot(FakeTree.snapshot(powered: false), serial: nil))
@@ -374,7 +375,7 @@ import Testing
     )
     func silentPeripheralsStayUntilBluetoothdRemovesThem() async throws {
         let backend = FakeCentralBackend()
-        let clock = TestClock()
+        let clock = ManualClock()
         let manager = CentralManager(backend: backend, clock: clock)
         var states = manager.stateUpdates().makeAsyncIterator()
         backend.send(.bluetoothdPresent(true))
@@ -401,7 +402,7 @@ import Testing
 
     @Test func staleUnconnectedPeripheralsAreDroppedFromTheMirror() async throws {
         let backend = FakeCentralBackend()
-        let clock = TestClock()
+        let clock = ManualClock()
         let options = CentralManager.Options(mirrorLimits: .init(staleDeviceAge: .seconds(60)))
         let manager = CentralManager(backend: backend, options: options, clock: clock)
         var states = manager.stateUpdates().makeAsyncIterator()

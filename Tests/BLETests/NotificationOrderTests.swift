@@ -1,4 +1,5 @@
 import BLE
+import BLETesting
 import GATT
 import Synchronization
 import Testing
@@ -23,7 +24,7 @@ import Testing
         let backend = FakeCentralBackend()
         let manager = CentralManager(
             backend: backend, options: .init(operationPolicy: helper.policy, notificationQueueCapacity: capacity),
-            clock: TestClock())
+            clock: ManualClock())
         backend.send(.bluetoothdPresent(true))
         backend.send(.snapshot(FakeTree.snapshot(connected: true, resolved: true), serial: nil))
         for await state in manager.stateUpdates() where state == .poweredOn { break }

@@ -1,17 +1,18 @@
 import BLE
+import BLETesting
 import GATT
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct PeripheralManagerTests {
-    let hci0 = ManagerStateMachine.Adapter(path: "/org/bluez/hci0", powered: true)
+    let hci0 = AdapterStatus(path: "/org/bluez/hci0", powered: true)
     let central = PeripheralIdentifier(adapter: "00:11:22:33:44:55", address: "66:55:44:33:22:11", addressType: .random)
     let level = LocalCharacteristic(service: .battery, uuid: .batteryLevel)
     let battery = GATTService(
         uuid: .battery, characteristics: [GATTCharacteristic(uuid: .batteryLevel, properties: [.read, .notify])])
 
-    func poweredOn(timeout: Duration = .seconds(10)) async -> (PeripheralManager, FakePeripheralBackend, TestClock) {
+    func poweredOn(timeout: Duration = .seconds(10)) async -> (PeripheralManager, FakePeripheralBackend, ManualClock) {
         let backend = FakePeripheralBackend()
-        let clock = TestClock()
+        let clock = ManualClock()
         let manager = PeripheralManager(backend: backend, options: .init(requestTimeout: timeout), clock: clock)
         backend.send(.bluetoothdPresent(true))
         backend.send(.adapters([hci0]))

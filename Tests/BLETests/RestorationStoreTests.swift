@@ -1,5 +1,7 @@
 import BLE
+import BLETesting
 import GATT
+import IO
 import JSON
 import Testing
 
@@ -132,6 +134,6 @@ import Testing
 
     @Test func aMissingDirectoryIsAClearError() {
         let store = RestorationStore(directory: "/nonexistent-bletests", restoreIdentifier: "x")
-        #expect(throws: RestorationStoreError.self) { try store?.save(RestorationState()) }
+        #expect(throws: SystemError.self) { try store?.save(RestorationState()) }
     }
 }

@@ -1,5 +1,7 @@
 import BLE
+import BLETesting
 import Glibc
+import IO
 import Synchronization
 import Testing
 
@@ -11,7 +13,7 @@ import Testing
 @Suite struct ScanCancellationTests {
     @Test func cancellingScansWhileDiscoveriesArriveNeverDeadlocks() async throws {
         let backend = FakeCentralBackend()
-        let manager = CentralManager(backend: backend, options: .init(), clock: TestClock())
+        let manager = CentralManager(backend: backend, options: .init(), clock: ManualClock())
         backend.send(.bluetoothdPresent(true))
         backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
         for await state in manager.stateUpdates() where state == .poweredOn { break }
@@ -69,18 +71,5 @@ import Testing
 
 /// Runs `body` on a new detached thread, apart from Swift's cooperative pool.
 private func startThread(_ body: @escaping @Sendable () -> Void) {
-    final class Box: Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    var thread = pthread_t()
-    let status = pthread_create(
-        &thread, nil,
-        { argument in
-            Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue().body()
-            return nil
-        }, box)
-    precondition(status == 0, "pthread_create failed: \(status)")
-    pthread_detach(thread)
+    do { try IOThread.spawn(name: "scan-cancel", body) } catch { preconditionFailure("\(error)") }
 }

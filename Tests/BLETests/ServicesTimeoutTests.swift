@@ -1,4 +1,5 @@
 import BLE
+import BLETesting
 import GATT
 import Testing
 

@@ -1,4 +1,5 @@
 import BLE
+import BLETesting
 import GATT
 import Testing
 
@@ -16,7 +17,7 @@ import Testing
             peripheral: FakeTree.identifier, service: .heartRate, characteristic: .heartRateMeasurement)
         do {
             let backend = FakeCentralBackend()
-            let manager = CentralManager(backend: backend, options: options, clock: TestClock())
+            let manager = CentralManager(backend: backend, options: options, clock: ManualClock())
             #expect(manager.restoredState == .empty)
             backend.send(.bluetoothdPresent(true))
             backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
@@ -32,7 +33,7 @@ import Testing
         // A new process: nothing but the store carries over.
         let backend = FakeCentralBackend()
         var calls = backend.calls.makeAsyncIterator()
-        let manager = CentralManager(backend: backend, options: options, clock: TestClock())
+        let manager = CentralManager(backend: backend, options: options, clock: ManualClock())
         guard case .restored(let restored) = manager.restoredState else {
             Issue.record("expected a restored state, got \(manager.restoredState)")
             return
@@ -56,13 +57,13 @@ import Testing
 
     @Test func aRestartedPeripheralRegistersItsServicesAndAdvertisementAgain() async throws {
         let store = try #require(RestorationStore(directory: try temporaryDirectory(), restoreIdentifier: "peripheral"))
-        let hci0 = ManagerStateMachine.Adapter(path: "/org/bluez/hci0", powered: true)
+        let hci0 = AdapterStatus(path: "/org/bluez/hci0", powered: true)
         let battery = GATTService(
             uuid: .battery, characteristics: [GATTCharacteristic(uuid: .batteryLevel, properties: [.read, .notify])])
         let advertisement = AdvertisingData(serviceUUIDs: [.battery], localName: "bat")
         do {
             let backend = FakePeripheralBackend()
-            let manager = PeripheralManager(backend: backend, options: .init(restoration: store), clock: TestClock())
+            let manager = PeripheralManager(backend: backend, options: .init(restoration: store), clock: ManualClock())
             backend.send(.bluetoothdPresent(true))
             backend.send(.adapters([hci0]))
             for await state in manager.stateUpdates() where state == .poweredOn { break }
@@ -71,7 +72,7 @@ import Testing
         }
         let backend = FakePeripheralBackend()
         var calls = backend.calls.makeAsyncIterator()
-        let manager = PeripheralManager(backend: backend, options: .init(restoration: store), clock: TestClock())
+        let manager = PeripheralManager(backend: backend, options: .init(restoration: store), clock: ManualClock())
         #expect(manager.restoredState == .restored(RestorationState(services: [battery], advertising: advertisement)))
         backend.send(.bluetoothdPresent(true))
         backend.send(.adapters([hci0]))

@@ -1,5 +1,5 @@
+import BLETesting
 import Glibc
-import TestSupport
 import Testing
 
 /// Bleak on hci1 against a GATT application registered on hci0 (Tests/BlesimTests/Fixtures/bridge-app.py, run with

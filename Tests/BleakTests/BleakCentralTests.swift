@@ -1,8 +1,8 @@
+import BLETesting
 import Glibc
-import TestSupport
 import Testing
 
-/// The virtualenv's interpreter (TestSupport's `BleakVenv`).
+/// The virtualenv's interpreter (the kit's `BleakVenv`).
 let python = BleakVenv.python
 
 /// In CI a missing virtualenv is a failure, never a silent skip; elsewhere the test is skipped with a message.
@@ -19,12 +19,9 @@ func bleakCentralAgainstBlesim() async throws {
         Issue.record("CI=true and no Bleak virtualenv at \(python): run scripts/bleak-venv.sh's ensure_bleak_venv")
         return
     }
-    try await PrivateBus.with { bus in
-        let sim = try await BlesimProcess.start(
-            address: bus.address, scenario: BlesimProcess.repositoryRoot + "/Tests/Bleak/heart-rate.json")
-        defer { sim.stop() }
+    try await TestBed.with(blesim: .file(BlesimProcess.repositoryRoot + "/Tests/Bleak/heart-rate.json")) { bed in
         let (output, status) = try await tool([
-            "env", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", "PYTHONDONTWRITEBYTECODE=1", python,
+            "env", "DBUS_SYSTEM_BUS_ADDRESS=\(bed.bus.address)", "PYTHONDONTWRITEBYTECODE=1", python,
             BlesimProcess.repositoryRoot + "/Tests/Bleak/central.py",
         ])
         #expect(status == 0, "central.py failed:\n\(output)")

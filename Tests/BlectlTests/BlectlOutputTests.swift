@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -14,9 +15,9 @@ func normalizingUptime(_ text: String) -> String {
 @Suite("blectl as a process", .serialized)
 struct BlectlOutputTests {
     @Test("status prints the whole table")
-    func statusTable() throws {
-        let agent = try RunningAgent()
-        let result = try blectl(["--socket", agent.socketPath, "status"])
+    func statusTable() async throws {
+        let agent = try await RunningAgent()
+        let result = try await blectl(["--socket", agent.socketPath, "status"])
         #expect(result.status == 0)
         #expect(result.stderr == "")
         #expect(
@@ -30,13 +31,13 @@ struct BlectlOutputTests {
                 state    failed: cannot load plugin "PaymentTerminalScanner": no plugin file \(agent.directory)/plugins/libPaymentTerminalScanner.so
 
                 """)
-        _ = agent.stop()
+        _ = await agent.stop()
     }
 
     @Test("status --json prints the raw result, and BLEAGENT_SOCKET names the socket")
-    func statusJSON() throws {
-        let agent = try RunningAgent()
-        let result = try blectl(["status", "--json"], environment: ["BLEAGENT_SOCKET": agent.socketPath])
+    func statusJSON() async throws {
+        let agent = try await RunningAgent()
+        let result = try await blectl(["status", "--json"], environment: ["BLEAGENT_SOCKET": agent.socketPath])
         #expect(result.status == 0)
         var json = try JSON(parsing: result.stdout)
         #expect(json["uptimeSeconds"]?.intValue != nil)
@@ -54,15 +55,23 @@ struct BlectlOutputTests {
                     "cannot load plugin \"PaymentTerminalScanner\": no plugin file \(agent.directory)/plugins/libPaymentTerminalScanner.so"
                 ),
             ],
+            "limits": [
+                "blockingPool": ["pending": 0],
+                "control": [
+                    "clients": 1, "maxClients": 16, "refusedClients": 0, "requestsInFlight": 1,
+                    "maxRequestsInFlight": 32, "pausedClients": 0, "pausedReads": 0, "partialLineTimeoutSeconds": 10,
+                    "idleClosed": 0,
+                ],
+            ],
         ]
         #expect(json == expected)
         #expect(result.stdout.hasSuffix("}\n") && !result.stdout.dropLast().contains("\n"), "one compact line")
-        _ = agent.stop()
+        _ = await agent.stop()
     }
 
     @Test("a usage error exits 64 with the message and the whole usage text on stderr")
-    func usageError() throws {
-        let help = try blectl(["--help"])
+    func usageError() async throws {
+        let help = try await blectl(["--help"])
         #expect(help.status == 0)
         #expect(help.stdout.hasPrefix("usage: blectl [--socket PATH] [--json] COMMAND [ARGUMENTS]\n"))
         for (arguments, message) in [
@@ -88,7 +97,7 @@ struct BlectlOutputTests {
                 "PARAMS_JSON is not valid JSON: line 1, column 3: unexpected end of input (json-c: unexpected end of data)"
             ),
         ] {
-            let result = try blectl(["--socket", "/nonexistent/agent.sock"] + arguments)
+            let result = try await blectl(["--socket", "/nonexistent/agent.sock"] + arguments)
             #expect(result.status == 64, "\(arguments)")
             #expect(result.stdout == "")
             #expect(result.stderr == "blectl: \(message)\n\n" + help.stdout, "\(arguments)")
@@ -96,8 +105,8 @@ struct BlectlOutputTests {
     }
 
     @Test("an unreachable agent exits 69")
-    func unreachable() throws {
-        let result = try blectl(["--socket", "/nonexistent/agent.sock", "status"])
+    func unreachable() async throws {
+        let result = try await blectl(["--socket", "/nonexistent/agent.sock", "status"])
         #expect(result.status == 69)
         #expect(result.stdout == "")
         #expect(
@@ -108,14 +117,14 @@ struct BlectlOutputTests {
     @Test(
         "an agent error exits 1: a central method while the central role is not running (-32011), and a rejected reload"
     )
-    func agentErrors() throws {
-        let agent = try RunningAgent()
-        let devices = try blectl(["--socket", agent.socketPath, "devices"])
+    func agentErrors() async throws {
+        let agent = try await RunningAgent()
+        let devices = try await blectl(["--socket", agent.socketPath, "devices"])
         #expect(devices.status == 1)
         #expect(devices.stdout == "")
         #expect(devices.stderr == "blectl: agent error: the central role is not running (-32011)\n")
 
-        let write = try blectl([
+        let write = try await blectl([
             "--socket", agent.socketPath, "--json", "write", "abb607b0-7788-5544-ba9e-0042419e813b", "2A37", "hi",
         ])
         #expect(write.status == 1)
@@ -124,7 +133,7 @@ struct BlectlOutputTests {
                 == #"{"code":-32011,"message":"the central role is not running","data":{"role":"central"}}"# + "\n")
 
         writeFile(agent.configPath, #"{"version":1,"role":"central","backend":"ble","roles":{}}"#)
-        let reload = try blectl(["--socket", agent.socketPath, "reload"])
+        let reload = try await blectl(["--socket", agent.socketPath, "reload"])
         #expect(reload.status == 1)
         #expect(
             reload.stderr == """
@@ -133,16 +142,16 @@ struct BlectlOutputTests {
                   roles.central: missing required field
 
                 """)
-        _ = agent.stop()
+        _ = await agent.stop()
     }
 
     @Test("events streams state events; reload and shutdown work end to end")
-    func eventsReloadShutdown() throws {
-        let agent = try RunningAgent()
-        let events = try Child(
+    func eventsReloadShutdown() async throws {
+        let agent = try await RunningAgent()
+        let events = try await Child(
             "\(buildDirectory)/blectl", ["--socket", agent.socketPath, "events", "--kind", "state"])
-        #expect(events.waitForStderr(containing: "blectl: streaming events (state); interrupt to stop\n"))
-        let probe = try blectl(["--socket", agent.socketPath, "call", "agent.methods"])
+        #expect(await events.waitForStderr(containing: "blectl: streaming events (state); interrupt to stop\n"))
+        let probe = try await blectl(["--socket", agent.socketPath, "call", "agent.methods"])
         #expect(probe.status == 0)
         #expect(
             probe.stdout == """
@@ -173,13 +182,13 @@ struct BlectlOutputTests {
                 ]
 
                 """)
-        let reload = try blectl(["--socket", agent.socketPath, "reload"])
+        let reload = try await blectl(["--socket", agent.socketPath, "reload"])
         #expect(reload.stdout == "reloaded: role central, backend sim\n")
-        let shutdown = try blectl(["--socket", agent.socketPath, "shutdown"])
+        let shutdown = try await blectl(["--socket", agent.socketPath, "shutdown"])
         #expect(shutdown.status == 0)
         #expect(shutdown.stdout == "the agent is stopping\n")
-        #expect(agent.child.finish().status == 0)
-        let streamed = events.finish()
+        #expect(await agent.child.finish().status == 0)
+        let streamed = await events.finish()
         #expect(streamed.status == 0)
         let lines = streamed.stdout.split(separator: "\n")
         // The reload retries the failed role (same settings), then reports the reload.

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -34,7 +35,7 @@ struct BlectlRefusalTests {
 
         deinit {
             close(fd)
-            _ = "rm -rf '\(directory)'".withCString { system($0) }
+            removeTree(directory)
         }
 
         /// Accepts the pending connection, writes the refusal as the agent does, and closes it.
@@ -68,16 +69,17 @@ struct BlectlRefusalTests {
     }
 
     @Test("against a real agent that does not allow the caller's uid, every run prints the -32002 message (exit 69)")
-    func realAgentRefusal() throws {
-        let agent = try RunningAgent(config: RunningAgent.config(role: "central", extra: #", "allowedUids": [4242]"#))
+    func realAgentRefusal() async throws {
+        let agent = try await RunningAgent(
+            config: RunningAgent.config(role: "central", extra: #", "allowedUids": [4242]"#))
         for run in 1...20 {
-            let result = try blectl(["--socket", agent.socketPath, "status"])
+            let result = try await blectl(["--socket", agent.socketPath, "status"])
             #expect(result.status == 69, "run \(run): \(result)")
             #expect(
                 result.stderr
                     == "blectl: agent unreachable: the agent refused the connection: uid \(geteuid()) is not allowed (control.allowedUids) (-32002)\n",
                 "run \(run)")
         }
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 }

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -14,30 +15,31 @@ struct CentralReconnectProcessTests {
     @Test(
         "a link dropped by the peer: disconnected (with an error), connected again by itself, values flow again; central.disconnect releases it"
     )
-    func droppedLinkIsRestored() throws {
-        let agent = try RunningAgent(
+    func droppedLinkIsRestored() async throws {
+        let agent = try await RunningAgent(
             config: RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")))
         let socket = ["--socket", agent.socketPath]
         let bus = try #require(
-            try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)["sim"]?["busAddress"]?.stringValue)
-        let found = try Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "discovered"])
-        #expect(found.waitForStderr(containing: "streaming events"))
-        #expect(try blectl(socket + ["scan", "start"]).status == 0)
-        #expect(found.waitForStdout(containing: Self.heartRate))
-        kill(found.pid, SIGKILL)
-        _ = found.finish()
-        #expect(try blectl(socket + ["connect", Self.heartRate]).status == 0)
+            try JSON(parsing: try await blectl(socket + ["--json", "status"]).stdout)["sim"]?["busAddress"]?.stringValue
+        )
+        let found = try await Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "discovered"])
+        #expect(await found.waitForStderr(containing: "streaming events"))
+        #expect(try await blectl(socket + ["scan", "start"]).status == 0)
+        #expect(await found.waitForStdout(containing: Self.heartRate))
+        found.signal(SIGKILL)
+        _ = await found.finish()
+        #expect(try await blectl(socket + ["connect", Self.heartRate]).status == 0)
         let subscribe = #"{"id":"\#(Self.heartRate)","characteristic":"2a37"}"#
-        #expect(try blectl(socket + ["--json", "call", "central.subscribe", subscribe]).status == 0)
+        #expect(try await blectl(socket + ["--json", "call", "central.subscribe", subscribe]).status == 0)
 
-        let dropped = try Child(
+        let dropped = try await Child(
             "\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "disconnected"])
-        #expect(dropped.waitForStderr(containing: "streaming events"))
+        #expect(await dropped.waitForStderr(containing: "streaming events"))
         // Listening before the drop: the reconnect may come 250 ms after it, sooner than a new client streams.
-        let after = try Child(
+        let after = try await Child(
             "\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "connected", "--kind", "value"])
-        #expect(after.waitForStderr(containing: "streaming events"))
-        let drop = try Child(
+        #expect(await after.waitForStderr(containing: "streaming events"))
+        let drop = try await Child(
             "/usr/bin/dbus-send",
             [
                 "--bus=\(bus)", "--print-reply", "--dest=org.bluez", "/org/blesim", "org.blesim.Control1.DropLink",
@@ -45,27 +47,24 @@ struct CentralReconnectProcessTests {
             ]
         ).finish()
         #expect(drop.status == 0, "\(drop.stderr)")
-        #expect(dropped.waitForStdout(containing: Self.heartRate))
-        kill(dropped.pid, SIGKILL)
-        let lost = dropped.finish().stdout
+        #expect(await dropped.waitForStdout(containing: Self.heartRate))
+        dropped.signal(SIGKILL)
+        let lost = await dropped.finish().stdout
         #expect(!lost.contains(#""error":null"#), "a link loss carries its error: \(lost)")
 
         // Without the reconnect loop nothing connects it again: this waits in vain.
-        #expect(after.waitForStdout(containing: #""kind":"connected""#))
-        #expect(
-            after.waitForStdout("a value after the reconnect") { text in
-                guard let reconnect = text.firstRange(of: #""kind":"connected""#) else { return false }
-                return text[reconnect.upperBound...].contains(#""characteristic":"00002a37"#)
-            })
-        kill(after.pid, SIGKILL)
-        _ = after.finish()
-        let devices = try blectl(socket + ["devices"]).stdout
+        // Lines in order: the reconnect, then a value after it (values before the drop come earlier).
+        #expect(await after.waitForStdoutLine { $0.contains(#""kind":"connected""#) } != nil)
+        #expect(await after.waitForStdoutLine { $0.contains(#""characteristic":"00002a37"#) } != nil)
+        after.signal(SIGKILL)
+        _ = await after.finish()
+        let devices = try await blectl(socket + ["devices"]).stdout
         #expect(devices.split(separator: "\n").contains { $0.hasPrefix(Self.heartRate) && $0.hasSuffix("true") })
 
         // central.disconnect releases it: no reconnect.
-        #expect(try blectl(socket + ["disconnect", Self.heartRate]).status == 0)
-        let listed = try blectl(socket + ["--json", "devices"]).stdout
+        #expect(try await blectl(socket + ["disconnect", Self.heartRate]).status == 0)
+        let listed = try await blectl(socket + ["--json", "devices"]).stdout
         #expect(try JSON(parsing: listed)["devices"]?.arrayValue?.contains { $0["connected"] == true } == false)
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 }

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -6,27 +7,29 @@ import Testing
 /// starting it, and reports every field error of every plugin with its path.
 @Suite("bleagent --check-config checks the plugins too", .serialized)
 struct CheckConfigPluginTests {
-    static func check(_ config: String) throws -> (status: Int32, stdout: String, stderr: String, path: String) {
+    static func check(_ config: String) async throws -> (status: Int32, stdout: String, stderr: String, path: String) {
         let directory = makeTemporaryDirectory()
-        defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
+        defer { removeTree(directory) }
         writeFile("\(directory)/roles.json", config)
-        let result = try Child(
+        let result = try await Child(
             "\(buildDirectory)/bleagent", ["--check-config", "--config", "\(directory)/roles.json"]
-        ).finish()
+        )
+        .finish()
         #expect(!fileExists("\(directory)/run/control.sock"), "nothing started")
         return (result.status, result.stdout, result.stderr, "\(directory)/roles.json")
     }
 
     @Test("a plugin that does not exist is an error, not 'valid'")
-    func unknownPlugin() throws {
-        let result = try Self.check(RunningAgent.config(role: "central", plugins: ("NoSuchPlugin", "Diagnostics")))
+    func unknownPlugin() async throws {
+        let result = try await Self.check(
+            RunningAgent.config(role: "central", plugins: ("NoSuchPlugin", "Diagnostics")))
         #expect(result.status == 78, "\(result)")
         #expect(result.stderr.contains("roles.central.plugin: "), "\(result.stderr)")
         #expect(result.stderr.contains("libNoSuchPlugin.so"), "\(result.stderr)")
     }
 
     @Test("every field error of both roles' plugins is listed with its full path")
-    func everyFieldError() throws {
+    func everyFieldError() async throws {
         let config = """
             {
               "version": 1, "role": "central", "backend": "sim",
@@ -42,7 +45,7 @@ struct CheckConfigPluginTests {
               }
             }
             """
-        let result = try Self.check(config)
+        let result = try await Self.check(config)
         #expect(result.status == 78, "\(result)")
         for path in [
             "roles.central.config.margin", "roles.central.config.dwell", "roles.central.config.colour",
@@ -56,8 +59,8 @@ struct CheckConfigPluginTests {
     }
 
     @Test("a valid config with built plugins is still valid, and says which plugins it checked")
-    func valid() throws {
-        let result = try Self.check(RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")))
+    func valid() async throws {
+        let result = try await Self.check(RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")))
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.hasPrefix("\(result.path): valid (role central, backend sim)"), "\(result.stdout)")
     }

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -64,7 +65,7 @@ struct FleetHomeAssistantTests {
         return payload[String(template.dropFirst("{{ value_json.".count).dropLast(3))]
     }
 
-    static func aggregatorConfig(fleet: String) throws -> String {
+    static func aggregatorConfig(fleet: String) async throws -> String {
         let repository = try JSON(parsing: try readFileBytes("\(repositoryRoot)/roles.json"))
         let plugin = try #require(repository["roles"]?["peripheral"]?["config"])
         return """
@@ -82,22 +83,24 @@ struct FleetHomeAssistantTests {
     @Test(
         "the aggregator publishes each reading to <prefix>/sensors/<id> and one retained discovery config per sensor that follows Home Assistant's schema, whose templates read the readings and the node's availability"
     )
-    func discoveryFollowsSchema() throws {
+    func discoveryFollowsSchema() async throws {
         #expect(Self.schema != .null, "the schema fixture is readable")
         // The check itself: a bad topic, a wrong type, a misspelt field, a unit the device class lacks, no identifiers.
         let wrong: JSON = ["state_topic": 1, "unit_of_measure": "C", "device_class": "temperature", "device": [:]]
         #expect(Self.violations(topic: "homeassistant/sensor/a b/config", wrong).count == 5)
-        let broker = try MosquittoBroker()
+        let broker = try await MosquittoBroker()
         let fleet = fleetSection(broker: broker, node: "gw-ha", extra: #""homeAssistant": { "enabled": true }"#)
-        let agent = try RunningAgent(config: try Self.aggregatorConfig(fleet: fleet))
-        let status = try broker.subscriber(["bleagent/gw-ha/status"])
-        let online = try #require(nextMessage(from: status, topic: "bleagent/gw-ha/status") { $0["state"] == "online" })
+        let agent = try await RunningAgent(config: try Self.aggregatorConfig(fleet: fleet))
+        let status = try await broker.subscriber(["bleagent/gw-ha/status"])
+        let online = try #require(
+            await nextMessage(from: status, topic: "bleagent/gw-ha/status") { $0["state"] == "online" })
         // Retained: a subscriber that comes later (Home Assistant restarting) still gets every config.
-        let configs = try broker.subscriber(["homeassistant/sensor/+/config"])
+        let configs = try await broker.subscriber(["homeassistant/sensor/+/config"])
         var seen: [String: JSON] = [:]
         var uniqueIDs: Set<String> = []
         let sensors = ["bat", "baro", "hum", "room"]
-        let published = messages(from: configs, topics: Set(sensors.map { "homeassistant/sensor/gw-ha_\($0)/config" }))
+        let published = await messages(
+            from: configs, topics: Set(sensors.map { "homeassistant/sensor/gw-ha_\($0)/config" }))
         for sensor in sensors {
             let topic = "homeassistant/sensor/gw-ha_\(sensor)/config"
             let config = try #require(published[topic], "no discovery config for \(sensor)")
@@ -115,13 +118,13 @@ struct FleetHomeAssistantTests {
         #expect(seen["room"]?["device_class"] == "temperature" && seen["room"]?["unit_of_measurement"] == "°C")
         #expect(seen["baro"]?["device_class"] == "pressure" && seen["baro"]?["unit_of_measurement"] == "Pa")
 
-        let readings = try broker.subscriber(["bleagent/gw-ha/sensors/#"])
-        let room = try #require(nextMessage(from: readings, topic: "bleagent/gw-ha/sensors/room"))
+        let readings = try await broker.subscriber(["bleagent/gw-ha/sensors/#"])
+        let room = try #require(await nextMessage(from: readings, topic: "bleagent/gw-ha/sensors/room"))
         let value = try #require(Self.render(seen["room"]?["value_template"]?.stringValue, room)?.doubleValue)
         #expect((15.0...30.0).contains(value), "the simulated room temperature: \(value)")
         let listed = try JSON(
-            parsing: try blectl(["--socket", agent.socketPath, "--json", "call", "sensors.readings"]).stdout)
+            parsing: try await blectl(["--socket", agent.socketPath, "--json", "call", "sensors.readings"]).stdout)
         #expect(listed["sensors"]?.arrayValue?.count == 4)
-        terminate(status, configs, readings)
+        await terminate(status, configs, readings)
     }
 }

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -7,16 +8,16 @@ import Testing
 @Suite("fleet security: TLS, credentials, ACLs", .serialized)
 struct FleetSecurityTests {
     /// Runs `command` with /bin/sh in `directory`; records its output when it fails.
-    static func shell(_ command: String, in directory: String) throws {
-        let result = try Child("/bin/sh", ["-c", "cd '\(directory)' && \(command)"]).finish()
+    static func shell(_ command: String, in directory: String) async throws {
+        let result = try await Child("/bin/sh", ["-c", "cd '\(directory)' && \(command)"]).finish()
         try #require(result.status == 0, "\(command): \(result.stderr)")
     }
 
     /// A CA (`ca.crt`), a server certificate for 127.0.0.1 signed by it
     /// (`server.crt`, `server.key`) and an unrelated CA (`other-ca.crt`).
-    static func makeCertificates(in directory: String) throws {
+    static func makeCertificates(in directory: String) async throws {
         let subject = "-subj /CN=bleagent-test-ca -days 2"
-        try shell(
+        try await shell(
             """
             openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt \(subject) 2>/dev/null && \
             openssl req -x509 -newkey rsa:2048 -nodes -keyout other-ca.key -out other-ca.crt -subj /CN=other -days 2 2>/dev/null && \
@@ -30,36 +31,37 @@ struct FleetSecurityTests {
     @Test(
         "over mqtts:// the agent checks the broker's certificate against the configured CA: it connects with the right CA and is refused (with the reason in fleet.status) with another"
     )
-    func tls() throws {
-        let broker = try MosquittoBroker(
+    func tls() async throws {
+        let broker = try await MosquittoBroker(
             tcpListener: "cafile $DIR/ca.crt\ncertfile $DIR/server.crt\nkeyfile $DIR/server.key",
-            prepare: { directory in try Self.makeCertificates(in: directory) })
+            prepare: { directory in try await Self.makeCertificates(in: directory) })
         let port = try #require(broker.port)
-        let status = try broker.subscriber(["bleagent/+/status"])
+        let status = try await broker.subscriber(["bleagent/+/status"])
 
         func fleet(node: String, ca: String) -> String {
             #"""
             "fleet": { "broker": "mqtts://127.0.0.1:\#(port)", "node": "\#(node)", "tls": { "ca": "\#(broker.directory)/\#(ca)" } }
             """#
         }
-        let trusted = try RunningAgent(config: diagnosticsConfig(fleet: fleet(node: "tls-ok", ca: "ca.crt")))
+        let trusted = try await RunningAgent(config: diagnosticsConfig(fleet: fleet(node: "tls-ok", ca: "ca.crt")))
         let online = try #require(
-            nextMessage(from: status, topic: "bleagent/tls-ok/status") { $0["state"] == "online" })
+            await nextMessage(from: status, topic: "bleagent/tls-ok/status") { $0["state"] == "online" })
         #expect(online["agent"]?["fleet"]?["broker"]?.stringValue == "mqtts://127.0.0.1:\(port)")
         #expect(broker.log.contains("tls-ok"), "the broker saw the TLS client")
 
-        let untrusted = try RunningAgent(config: diagnosticsConfig(fleet: fleet(node: "tls-bad", ca: "other-ca.crt")))
-        let refused = try waitForFleetStatus(socket: ["--socket", untrusted.socketPath], "a TLS failure") {
+        let untrusted = try await RunningAgent(
+            config: diagnosticsConfig(fleet: fleet(node: "tls-bad", ca: "other-ca.crt")))
+        let refused = try await waitForFleetStatus(socket: ["--socket", untrusted.socketPath], "a TLS failure") {
             $0["lastError"] != .null && $0["connected"] == false
         }
         #expect(refused["connections"] == 0, "\(refused)")
         withExtendedLifetime(trusted) {}
-        terminate(status)
+        await terminate(status)
     }
 
     /// Users and docs/fleet.md's ACL: each node reads and writes only `bleagent/<its user>/#`.
-    static func prepareUsers(_ directory: String) throws {
-        try shell(
+    static func prepareUsers(_ directory: String) async throws {
+        try await shell(
             """
             \(MosquittoTools.passwords) -c -b passwd lane-1 secret-1 && \
             \(MosquittoTools.passwords) -b passwd lane-2 secret-2 && \
@@ -79,14 +81,14 @@ struct FleetSecurityTests {
     @Test(
         "credentials come from a file the agent refuses when others can read it; with the docs' ACL a node publishes under its own prefix and is refused outside it; a wrong password is refused at connect"
     )
-    func credentialsAndACL() throws {
-        let broker = try MosquittoBroker(
+    func credentialsAndACL() async throws {
+        let broker = try await MosquittoBroker(
             extra: "allow_anonymous false\npassword_file $DIR/passwd\nacl_file $DIR/acl",
-            prepare: { directory in try Self.prepareUsers(directory) })
+            prepare: { directory in try await Self.prepareUsers(directory) })
         let admin = ["-u", "admin", "-P", "admin-secret"]
-        let status = try broker.subscriber(["bleagent/+/status"], extra: admin)
+        let status = try await broker.subscriber(["bleagent/+/status"], extra: admin)
         let directory = makeTemporaryDirectory()
-        defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
+        defer { removeTree(directory) }
 
         // A credentials file others can read is a config error, with its field path.
         let loose = Self.credentialsFile(directory, "lane-1", "secret-1", mode: 0o644)
@@ -95,40 +97,40 @@ struct FleetSecurityTests {
             looseConfig,
             diagnosticsConfig(
                 fleet: #""fleet": { "broker": "\#(broker.url)", "node": "lane-1", "credentials": "\#(loose)" }"#))
-        let check = try Child("\(buildDirectory)/bleagent", ["--check-config", "--config", looseConfig]).finish()
+        let check = try await Child("\(buildDirectory)/bleagent", ["--check-config", "--config", looseConfig]).finish()
         #expect(check.status == 78)
         #expect(check.stderr.contains("fleet.credentials: \(loose) is readable by group or others"), "\(check.stderr)")
 
         let good = Self.credentialsFile(directory, "lane-1", "secret-1")
-        let own = try RunningAgent(
+        let own = try await RunningAgent(
             config: diagnosticsConfig(
                 fleet: #""fleet": { "broker": "\#(broker.url)", "node": "lane-1", "credentials": "\#(good)" }"#))
-        _ = try #require(nextMessage(from: status, topic: "bleagent/lane-1/status") { $0["state"] == "online" })
+        _ = try #require(await nextMessage(from: status, topic: "bleagent/lane-1/status") { $0["state"] == "online" })
         #expect(
-            try JSON(parsing: try blectl(["--socket", own.socketPath, "--json", "fleet", "status"]).stdout)[
+            try JSON(parsing: try await blectl(["--socket", own.socketPath, "--json", "fleet", "status"]).stdout)[
                 "refusedPublishes"] == 0)
 
         // The same user claiming another node's prefix: the broker refuses its publishes and subscriptions.
-        let intruder = try RunningAgent(
+        let intruder = try await RunningAgent(
             config: diagnosticsConfig(
                 fleet:
                     #""fleet": { "broker": "\#(broker.url)", "node": "lane-2", "clientId": "lane-1-as-2", "credentials": "\#(good)" }"#
             ))
-        let refused = try waitForFleetStatus(socket: ["--socket", intruder.socketPath], "refused publishes") {
+        let refused = try await waitForFleetStatus(socket: ["--socket", intruder.socketPath], "refused publishes") {
             $0["connected"] == true && ($0["refusedPublishes"]?.intValue ?? 0) > 0
         }
         #expect(refused["lastError"]?.stringValue?.contains("Not authorized") == true, "\(refused)")
         #expect(broker.log.contains("Denied PUBLISH from lane-1-as-2"), "the broker's log shows the denial")
 
         let wrong = Self.credentialsFile(directory, "lane-2", "not-the-password")
-        let locked = try RunningAgent(
+        let locked = try await RunningAgent(
             config: diagnosticsConfig(
                 fleet: #""fleet": { "broker": "\#(broker.url)", "node": "lane-2", "credentials": "\#(wrong)" }"#))
-        let denied = try waitForFleetStatus(socket: ["--socket", locked.socketPath], "a refused connection") {
+        let denied = try await waitForFleetStatus(socket: ["--socket", locked.socketPath], "a refused connection") {
             ($0["lastError"]?.stringValue ?? "").contains("refused the connection")
         }
         #expect(denied["connections"] == 0)
         withExtendedLifetime(own) {}
-        terminate(status)
+        await terminate(status)
     }
 }

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -30,9 +31,10 @@ final class MosquittoBroker {
     /// Starts a broker; `extra` is appended to its config and `tcpListener`
     /// (the settings of a TCP listener) follows a `listener` line; in both,
     /// `$DIR` stands for `directory`, where `prepare` may write files first.
-    init(extra: String = "", tcpListener: String? = nil, prepare: (String) throws -> Void = { _ in }) throws {
+    init(extra: String = "", tcpListener: String? = nil, prepare: (String) async throws -> Void = { _ in }) async throws
+    {
         directory = makeTemporaryDirectory()
-        try prepare(directory)
+        try await prepare(directory)
         port = tcpListener == nil ? nil : Self.freePort()
         var config = """
             per_listener_settings false
@@ -51,37 +53,38 @@ final class MosquittoBroker {
         config = config.replacing("$DIR", with: directory)
         self.extra = extra
         writeFile("\(directory)/mosquitto.conf", config)
-        try start()
+        try await start()
     }
 
     deinit {
-        stop(SIGKILL)
-        _ = "rm -rf '\(directory)'".withCString { system($0) }
+        // Killed; the shared loop reaps it.
+        child?.signal(SIGKILL)
+        removeTree(directory)
     }
 
-    private func start() throws {
-        let broker = try Child(MosquittoTools.broker, ["-c", "\(directory)/mosquitto.conf"])
-        guard broker.waitForStderr(containing: " running") else {
-            kill(broker.pid, SIGKILL)
-            throw ChildError(description: "mosquitto did not start: \(broker.finish().stderr)")
+    private func start() async throws {
+        let broker = try await Child(MosquittoTools.broker, ["-c", "\(directory)/mosquitto.conf"])
+        guard await broker.waitForStderr(containing: " running") else {
+            broker.signal(SIGKILL)
+            throw ChildError(description: "mosquitto did not start: \(await broker.finish().stderr)")
         }
         // Its log continues in mosquitto.log; a closed pipe only fails its writes (mosquitto ignores SIGPIPE).
         broker.closeStandardError()
         child = broker
     }
 
-    /// Stops it with `signal` (SIGTERM saves its persistence) and reaps it.
-    func stop(_ signal: Int32 = SIGTERM) {
+    /// Stops it with `signal` (SIGTERM saves its persistence) and awaits its exit.
+    func stop(_ signal: Int32 = SIGTERM) async {
         guard let child else { return }
-        kill(child.pid, signal)
-        _ = child.finish()
+        child.signal(signal)
+        _ = await child.finish()
         self.child = nil
     }
 
     /// A restart: SIGTERM, then a new broker on the same config, socket and persistence.
-    func restart() throws {
-        stop()
-        try start()
+    func restart() async throws {
+        await stop()
+        try await start()
     }
 
     /// Its log so far.
@@ -107,12 +110,12 @@ final class MosquittoBroker {
 
     /// A mosquitto_sub on `topics` printing `topic payload` lines (`-v`);
     /// ready once the broker acknowledged the subscriptions.
-    func subscriber(_ topics: [String], extra: [String] = []) throws -> Child {
+    func subscriber(_ topics: [String], extra: [String] = []) async throws -> Child {
         let arguments =
             clientArguments + ["-v", "-q", "1", "-d"] + extra + topics.flatMap { ["-t", $0] }
         // Line-buffered, so that its debug line about the SUBACK arrives at once.
-        let child = try Child("/usr/bin/stdbuf", ["-oL", MosquittoTools.subscribe] + arguments)
-        #expect(child.waitForStdout(containing: "received SUBACK"), "mosquitto_sub did not subscribe")
+        let child = try await Child("/usr/bin/stdbuf", ["-oL", MosquittoTools.subscribe] + arguments)
+        #expect(await child.waitForStdout(containing: "received SUBACK"), "mosquitto_sub did not subscribe")
         return child
     }
 
@@ -120,12 +123,12 @@ final class MosquittoBroker {
     @discardableResult
     func publish(
         _ topic: String, _ message: String, retain: Bool = false, extra: [String] = []
-    ) throws -> (
+    ) async throws -> (
         status: Int32, stderr: String
     ) {
         let arguments =
             clientArguments + ["-q", "1", "-t", topic, "-m", message] + (retain ? ["-r"] : []) + extra
-        let result = try Child(MosquittoTools.publish, arguments).finish()
+        let result = try await Child(MosquittoTools.publish, arguments).finish()
         return (result.status, result.stderr)
     }
 }
@@ -144,8 +147,10 @@ func readFileBytes(_ path: String) throws -> [UInt8] {
 /// The payload of the first line `topic payload` of `child`'s output whose
 /// topic is `topic` and whose payload satisfies `accept`, parsed as JSON;
 /// waits for it (lines already seen by an earlier call are not looked at again).
-func nextMessage(from child: Child, topic: String, where accept: (JSON) -> Bool = { _ in true }) -> JSON? {
-    let line = child.waitForStdoutLine { line in
+func nextMessage(
+    from child: Child, topic: String, where accept: (JSON) -> Bool = { _ in true }
+) async -> JSON? {
+    let line = await child.waitForStdoutLine { line in
         guard line.hasPrefix(topic + " ") else { return false }
         guard let json = try? JSON(parsing: Array(line.utf8.dropFirst(topic.utf8.count + 1))) else { return false }
         return accept(json)
@@ -154,11 +159,11 @@ func nextMessage(from child: Child, topic: String, where accept: (JSON) -> Bool 
 }
 
 /// The payloads of the first messages on each of `topics`, in whatever order they come.
-func messages(from child: Child, topics: Set<String>) -> [String: JSON] {
+func messages(from child: Child, topics: Set<String>) async -> [String: JSON] {
     var found: [String: JSON] = [:]
     while found.count < topics.count {
         guard
-            let line = child.waitForStdoutLine(where: { line in
+            let line = await child.waitForStdoutLine(where: { line in
                 topics.contains { line.hasPrefix($0 + " ") && found[$0] == nil }
             })
         else { break }
@@ -199,27 +204,28 @@ func diagnosticsConfig(role: String = "central", fleet: String, heartbeatSeconds
 /// Waits (on the agent's answers, with the usual deadline) until `fleet.status` satisfies `condition`;
 /// the last status seen.
 @discardableResult
-func waitForFleetStatus(socket: [String], _ what: String, until condition: (JSON) -> Bool) throws -> JSON {
-    let deadline = ContinuousClock.now + .milliseconds(Int64(deadlineMilliseconds) * 3)
+func waitForFleetStatus(
+    socket: [String], _ what: String, until condition: (JSON) -> Bool
+) async throws -> JSON {
+    let deadline = ContinuousClock.now + testDeadline * 3
     var last: JSON = .null
     while ContinuousClock.now < deadline {
-        let result = try blectl(socket + ["--json", "call", "fleet.status"])
+        let result = try await blectl(socket + ["--json", "call", "fleet.status"])
         if result.status == 0, let status = try? JSON(parsing: result.stdout) {
             last = status
             if condition(status) { return status }
         }
         // Between two answers from the agent: the condition is about the broker's side too.
-        var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
-        nanosleep(&pause, nil)
+        try await Task.sleep(for: .milliseconds(50))
     }
     Issue.record("fleet.status never showed \(what); last: \(last.serialized())")
     return last
 }
 
 /// Stops each child (mosquitto clients) with SIGTERM and reaps it.
-func terminate(_ children: Child...) {
+func terminate(_ children: Child...) async {
     for child in children {
-        kill(child.pid, SIGTERM)
-        _ = child.finish()
+        child.signal(SIGTERM)
+        _ = await child.finish()
     }
 }

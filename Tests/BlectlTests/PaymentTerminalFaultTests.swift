@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -19,17 +20,18 @@ struct PaymentTerminalFaultTests {
         let events: Child
         let directory: String
 
-        init(scanner: String) throws {
-            bench = try PaymentTerminalBench(scenario: "payment-crash.json")
+        init(scanner: String) async throws {
+            bench = try await PaymentTerminalBench(scenario: "payment-crash.json")
             directory = makeTemporaryDirectory()
-            agent = try LaneAgent(bench: bench, directory: directory, scanner: scanner)
-            try #require(agent.child.waitForStderr(containing: "terminal CT-1, Acme Payments"))
-            events = try Child("\(buildDirectory)/blectl", agent.socket + ["--json", "events", "--kind", "plugin"])
-            try #require(events.waitForStderr(containing: "streaming events"))
+            agent = try await LaneAgent(bench: bench, directory: directory, scanner: scanner)
+            try #require(await agent.child.waitForStderr(containing: "terminal CT-1, Acme Payments"))
+            events = try await Child(
+                "\(buildDirectory)/blectl", agent.socket + ["--json", "events", "--kind", "plugin"])
+            try #require(await events.waitForStderr(containing: "streaming events"))
         }
 
-        func pay(_ reference: String, amount: Int = 4200) throws -> Child {
-            try Child(
+        func pay(_ reference: String, amount: Int = 4200) async throws -> Child {
+            try await Child(
                 "\(buildDirectory)/blectl",
                 agent.socket + [
                     "--json", "call", "pos.pay", #"{"amount":\#(amount),"currency":"EUR","reference":"\#(reference)"}"#,
@@ -37,8 +39,10 @@ struct PaymentTerminalFaultTests {
         }
 
         /// The terminal's transactions for `reference`.
-        func atTerminal(_ reference: String) throws -> [TerminalRecord] {
-            try bench.terminalTransactions(PaymentTerminalFaultTests.terminal).filter { $0.reference == reference }
+        func atTerminal(_ reference: String) async throws -> [TerminalRecord] {
+            try await bench.terminalTransactions(PaymentTerminalFaultTests.terminal).filter {
+                $0.reference == reference
+            }
         }
 
         /// The journal's record kinds for `id`, in order.
@@ -51,31 +55,32 @@ struct PaymentTerminalFaultTests {
             }
         }
 
-        func stop() {
-            #expect(agent.kill(SIGTERM).contains("stopped"))
-            _ = events.finish()
-            _ = "rm -rf '\(directory)'".withCString { system($0) }
+        /// Stops the lane: the agent with SIGTERM (it must say it stopped), the event stream, the directory.
+        func stop() async {
+            #expect(await agent.kill(SIGTERM).contains("stopped"))
+            events.signal(SIGTERM)
+            _ = await events.finish()
+            removeTree(directory)
         }
     }
 
     @Test(
         "a link dropped while the Payment Request write is in flight: pos.pay answers 1003, the payment is reconciling, and once reconnected it is settled approved, charged exactly once at the terminal"
     )
-    func linkDroppedDuringWrite() throws {
-        let lane = try Lane(scanner: #"{"paymentDeadlineSeconds": 10, "requerySeconds": 1}"#)
-        defer { lane.stop() }
+    func linkDroppedDuringWrite() async throws {
+        let lane = try await Lane(scanner: #"{"paymentDeadlineSeconds": 10, "requerySeconds": 1}"#)
         // The terminal answers 1 s late: the drop lands while the write is in flight.
-        try lane.bench.control("SetDelay", "sd", [Self.terminal, "1"])
-        let paying = try lane.pay("drop-write")
-        #expect(lane.events.waitForStdout(containing: #""phase":"accepted""#))
-        try lane.bench.control("DropLink", "s", [Self.terminal])
-        try lane.bench.control("SetDelay", "sd", [Self.terminal, "0"])
-        let answer = paying.finish()
+        try await lane.bench.control("SetDelay", "sd", [Self.terminal, "1"])
+        let paying = try await lane.pay("drop-write")
+        #expect(await lane.events.waitForStdout(containing: #""phase":"accepted""#))
+        try await lane.bench.control("DropLink", "s", [Self.terminal])
+        try await lane.bench.control("SetDelay", "sd", [Self.terminal, "0"])
+        let answer = await paying.finish()
         #expect(answer.stderr.contains("(1003)"), "\(answer.stderr)")
-        #expect(lane.events.waitForStdout(containing: #""phase":"reconciling""#))
-        #expect(lane.events.waitForStdout(containing: #""state":"approved""#))
+        #expect(await lane.events.waitForStdout(containing: #""phase":"reconciling""#))
+        #expect(await lane.events.waitForStdout(containing: #""state":"approved""#))
 
-        let payment = try #require(try lane.agent.payments().first)
+        let payment = try #require(try await lane.agent.payments().first)
         #expect(payment["reference"] == "drop-write")
         #expect(payment["phase"] == "final")
         #expect(payment["state"] == "approved")
@@ -83,50 +88,54 @@ struct PaymentTerminalFaultTests {
         let kinds = lane.journalKinds(id)
         #expect(kinds.first == "accepted" && kinds.contains("reconciling") && kinds.last == "final", "\(kinds)")
         #expect(!kinds.dropLast().contains("final"))
-        let charged = try lane.atTerminal("drop-write")
+        let charged = try await lane.atTerminal("drop-write")
         #expect(charged.count == 1, "one transaction at the terminal: \(charged)")
         #expect(charged.first?.transactionID == id)
         #expect(charged.first?.charges == 1)
+        await lane.stop()
     }
 
     @Test(
         "a terminal answering busy (ATT 0x83) twice: pos.pay writes the same request again within the deadline and answers approved; one transaction, one charge"
     )
-    func busyRetried() throws {
-        let lane = try Lane(scanner: #"{"paymentDeadlineSeconds": 10}"#)
-        defer { lane.stop() }
-        try lane.bench.control(
+    func busyRetried() async throws {
+        let lane = try await Lane(scanner: #"{"paymentDeadlineSeconds": 10}"#)
+        try await lane.bench.control(
             "FailNext", "ssuss", [Self.terminal, Self.paymentRequest, "2"] + Self.busyError)
-        let answer = try lane.pay("busy-twice").finish()
+        let answer = try await lane.pay("busy-twice").finish()
         #expect(answer.status == 0, "\(answer.stderr)")
         let payment = try JSON(parsing: answer.stdout)
         #expect(payment["state"] == "approved", "\(payment)")
         #expect(payment["phase"] == "final")
         let id = try #require(payment["transactionId"]?.stringValue)
-        #expect(lane.agent.child.waitForStderr(containing: "payment \(id): the terminal is busy"))
+        #expect(await lane.agent.child.waitForStderr(containing: "payment \(id): the terminal is busy"))
         #expect(lane.journalKinds(id) == ["accepted", "sent", "final"])
-        let charged = try lane.atTerminal("busy-twice")
+        let charged = try await lane.atTerminal("busy-twice")
         #expect(charged.map(\.charges) == [1], "\(charged)")
+        await lane.stop()
     }
 
     @Test(
         "a terminal busy past the deadline: pos.pay answers 1003 and the payment is reconciling; once the terminal takes requests again the lane's later query settles it, charged once, without a reconnection"
     )
-    func busyPastTheDeadline() throws {
-        let lane = try Lane(scanner: #"{"paymentDeadlineSeconds": 1, "requerySeconds": 0.5}"#)
-        defer { lane.stop() }
-        try lane.bench.control("FailNext", "ssuss", [Self.terminal, Self.paymentRequest, "1000"] + Self.busyError)
-        let answer = try lane.pay("busy-long").finish()
+    func busyPastTheDeadline() async throws {
+        // The terminal stays busy for 1,000 requests, so the deadline passes whatever it is; 5 s (not 1) gives a
+        // loaded machine time for a busy answer to arrive first, which the 1003 message then names.
+        let lane = try await Lane(scanner: #"{"paymentDeadlineSeconds": 5, "requerySeconds": 0.5}"#)
+        try await lane.bench.control(
+            "FailNext", "ssuss", [Self.terminal, Self.paymentRequest, "1000"] + Self.busyError)
+        let answer = try await lane.pay("busy-long").finish()
         #expect(answer.stderr.contains("(1003)"), "\(answer.stderr)")
         #expect(answer.stderr.contains("busy"), "\(answer.stderr)")
-        #expect(try lane.atTerminal("busy-long").isEmpty, "a busy terminal recorded nothing")
-        try lane.bench.control("ClearFaults")
-        #expect(lane.events.waitForStdout(containing: #""state":"approved""#))
-        let payment = try #require(try lane.agent.payments().first)
+        #expect(try await lane.atTerminal("busy-long").isEmpty, "a busy terminal recorded nothing")
+        try await lane.bench.control("ClearFaults")
+        #expect(await lane.events.waitForStdout(containing: #""state":"approved""#))
+        let payment = try #require(try await lane.agent.payments().first)
         #expect(payment["phase"] == "final")
         #expect(payment["state"] == "approved")
-        #expect(try lane.atTerminal("busy-long").map(\.charges) == [1])
+        #expect(try await lane.atTerminal("busy-long").map(\.charges) == [1])
         #expect(!lane.agent.child.stderrText.contains("terminal-disconnected"))
         #expect(!lane.agent.child.stderrText.contains("lost; reconnecting"), "settled without a reconnection")
+        await lane.stop()
     }
 }

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -32,14 +33,14 @@ struct PaymentTerminalScannerProcessTests {
     @Test(
         "loaded by path, the scanner finds the terminals, selects and connects to the nearest (Terminal Info, battery), lists them with pos.terminals, and moves with pos.select / pos.release"
     )
-    func selectsNearest() throws {
-        let agent = try RunningAgent(config: Self.config(deadlineSeconds: 30))
+    func selectsNearest() async throws {
+        let agent = try await RunningAgent(config: Self.config(deadlineSeconds: 30))
         let socket = ["--socket", agent.socketPath]
-        #expect(agent.child.waitForStderr(containing: "terminal selected: Lane-T1"))
-        #expect(agent.child.waitForStderr(containing: "terminal LT-1, Acme Payments AP-200 2.4.1, battery 77%"))
-        #expect(agent.child.waitForStderr(containing: "terminal found: Lane-T2"))
+        #expect(await agent.child.waitForStderr(containing: "terminal selected: Lane-T1"))
+        #expect(await agent.child.waitForStderr(containing: "terminal LT-1, Acme Payments AP-200 2.4.1, battery 77%"))
+        #expect(await agent.child.waitForStderr(containing: "terminal found: Lane-T2"))
 
-        let listed = try JSON(parsing: try blectl(socket + ["--json", "call", "pos.terminals"]).stdout)
+        let listed = try JSON(parsing: try await blectl(socket + ["--json", "call", "pos.terminals"]).stdout)
         let terminals = listed["terminals"]?.arrayValue ?? []
         #expect(terminals.compactMap { $0["name"]?.stringValue }.prefix(2) == ["Lane-T1", "Lane-T2"])
         let nearest = try #require(terminals.first)
@@ -48,37 +49,37 @@ struct PaymentTerminalScannerProcessTests {
         #expect(nearest["terminalId"] == "LT-1")
         #expect(nearest["battery"] == 77)
 
-        let events = try Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "plugin"])
-        #expect(events.waitForStderr(containing: "streaming events"))
+        let events = try await Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "plugin"])
+        #expect(await events.waitForStderr(containing: "streaming events"))
         let selected = try JSON(
-            parsing: try blectl(socket + ["--json", "call", "pos.select", #"{"terminal":"Lane-T2"}"#]).stdout)
+            parsing: try await blectl(socket + ["--json", "call", "pos.select", #"{"terminal":"Lane-T2"}"#]).stdout)
         #expect(selected["name"] == "Lane-T2")
         #expect(selected["selected"] == true)
-        #expect(events.waitForStdout(containing: #""name":"terminal-lost""#))
-        #expect(events.waitForStdout(containing: #""terminalId":"LT-2""#), "connected to the pinned terminal")
+        #expect(await events.waitForStdout(containing: #""name":"terminal-lost""#))
+        #expect(await events.waitForStdout(containing: #""terminalId":"LT-2""#), "connected to the pinned terminal")
 
-        let released = try blectl(socket + ["--json", "call", "pos.release"])
+        let released = try await blectl(socket + ["--json", "call", "pos.release"])
         #expect(released.stdout == #"{"selected":null}"# + "\n")
-        let after = try JSON(parsing: try blectl(socket + ["--json", "call", "pos.terminals"]).stdout)
+        let after = try JSON(parsing: try await blectl(socket + ["--json", "call", "pos.terminals"]).stdout)
         #expect(after["selected"] == .null)
-        let unknown = try blectl(socket + ["call", "pos.select", #"{"terminal":"Lane-T9"}"#])
+        let unknown = try await blectl(socket + ["call", "pos.select", #"{"terminal":"Lane-T9"}"#])
         #expect(unknown.stderr.contains("(1002)"), "\(unknown.stderr)")
-        let refused = try blectl(socket + ["call", "pos.pay", #"{"amount":100,"currency":"EUR"}"#])
+        let refused = try await blectl(socket + ["call", "pos.pay", #"{"amount":100,"currency":"EUR"}"#])
         #expect(refused.stderr.contains("(1001)"), "no terminal selected: \(refused.stderr)")
-        kill(events.pid, SIGKILL)
-        _ = events.finish()
-        #expect(agent.stop().status == 0)
+        events.signal(SIGKILL)
+        _ = await events.finish()
+        #expect(await agent.stop().status == 0)
     }
 
     @Test(
         "pos.pay: one payment approved and one declined by the virtual terminal; the journal shows accepted, sent, final for both"
     )
-    func approvedAndDeclined() throws {
-        let agent = try RunningAgent(config: Self.config(deadlineSeconds: 30))
+    func approvedAndDeclined() async throws {
+        let agent = try await RunningAgent(config: Self.config(deadlineSeconds: 30))
         let socket = ["--socket", agent.socketPath]
-        #expect(agent.child.waitForStderr(containing: "terminal LT-1, Acme Payments"))
+        #expect(await agent.child.waitForStderr(containing: "terminal LT-1, Acme Payments"))
         let approved = try JSON(
-            parsing: try blectl(
+            parsing: try await blectl(
                 socket + ["--json", "call", "pos.pay", #"{"amount":1250,"currency":"EUR","reference":"lane-1"}"#]
             ).stdout)
         #expect(approved["state"] == "approved", "\(approved)")
@@ -86,7 +87,7 @@ struct PaymentTerminalScannerProcessTests {
         #expect(approved["terminal"] == "LT-1")
         #expect(approved["authCode"] == "A00001")
         let declined = try JSON(
-            parsing: try blectl(
+            parsing: try await blectl(
                 socket + ["--json", "call", "pos.pay", #"{"amount":990,"currency":"EUR","reference":"DECLINE-7"}"#]
             ).stdout)
         #expect(declined["state"] == "declined", "\(declined)")
@@ -97,27 +98,27 @@ struct PaymentTerminalScannerProcessTests {
         let second = try #require(declined["transactionId"]?.stringValue)
         #expect(kinds.filter { $0.tx == first }.map(\.kind) == ["accepted", "sent", "final"], "\(kinds)")
         #expect(kinds.filter { $0.tx == second }.map(\.kind) == ["accepted", "sent", "final"], "\(kinds)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test(
         "a link dropped while pos.pay waits: the caller gets 1003, the payment is reconciling, and after the reconnect it is settled approved with exactly one charge at the terminal"
     )
-    func linkDroppedDuringWait() throws {
-        let agent = try RunningAgent(config: Self.config(deadlineSeconds: 30))
+    func linkDroppedDuringWait() async throws {
+        let agent = try await RunningAgent(config: Self.config(deadlineSeconds: 30))
         let socket = ["--socket", agent.socketPath]
-        #expect(agent.child.waitForStderr(containing: "terminal LT-1, Acme Payments"))
-        let status = try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)
+        #expect(await agent.child.waitForStderr(containing: "terminal LT-1, Acme Payments"))
+        let status = try JSON(parsing: try await blectl(socket + ["--json", "status"]).stdout)
         let bus = try #require(status["sim"]?["busAddress"]?.stringValue)
-        let events = try Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "plugin"])
-        #expect(events.waitForStderr(containing: "streaming events"))
+        let events = try await Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "plugin"])
+        #expect(await events.waitForStderr(containing: "streaming events"))
 
-        let paying = try Child(
+        let paying = try await Child(
             "\(buildDirectory)/blectl",
             socket + ["call", "pos.pay", #"{"amount":4200,"currency":"EUR","reference":"drop"}"#])
         // The request is written and acknowledged (journal `sent`), the final status is 1.5 s away: drop the link.
-        #expect(events.waitForStdout(containing: #""phase":"sent""#))
-        let dropped = try Child(
+        #expect(await events.waitForStdout(containing: #""phase":"sent""#))
+        let dropped = try await Child(
             "/usr/bin/dbus-send",
             [
                 "--bus=\(bus)", "--print-reply", "--dest=org.bluez", "/org/blesim", "org.blesim.Control1.DropLink",
@@ -125,50 +126,51 @@ struct PaymentTerminalScannerProcessTests {
             ]
         ).finish()
         #expect(dropped.status == 0, "\(dropped.stderr)")
-        let answer = paying.finish()
+        let answer = await paying.finish()
         #expect(answer.stderr.contains("(1003)"), "\(answer.stderr)")
-        #expect(events.waitForStdout(containing: #""phase":"reconciling""#))
+        #expect(await events.waitForStdout(containing: #""phase":"reconciling""#))
         // Reconnected, the lane asks the terminal about the payment and settles it.
-        #expect(events.waitForStdout(containing: #""state":"approved""#))
-        let listed = try JSON(parsing: try blectl(socket + ["--json", "call", "pos.transactions"]).stdout)
+        #expect(await events.waitForStdout(containing: #""state":"approved""#))
+        let listed = try JSON(parsing: try await blectl(socket + ["--json", "call", "pos.transactions"]).stdout)
         let payment = try #require(listed["transactions"]?[0])
         #expect(payment["phase"] == "final")
         #expect(payment["state"] == "approved")
         #expect(payment["authCode"] == "A00001")
         // Exactly one charge: the terminal's next approval is its second.
         let next = try JSON(
-            parsing: try blectl(
+            parsing: try await blectl(
                 socket + ["--json", "call", "pos.pay", #"{"amount":100,"currency":"EUR","reference":"next"}"#]
             ).stdout)
         #expect(next["authCode"] == "A00002", "\(next)")
         let id = try #require(payment["transactionId"]?.stringValue)
         let kinds = try journalKinds(agent).filter { $0.tx == id }.map(\.kind)
         #expect(kinds.first == "accepted" && kinds.contains("reconciling") && kinds.last == "final", "\(kinds)")
-        kill(events.pid, SIGKILL)
-        _ = events.finish()
-        #expect(agent.stop().status == 0)
+        events.signal(SIGKILL)
+        _ = await events.finish()
+        #expect(await agent.stop().status == 0)
     }
 
     @Test(
         "with no final status by the deadline pos.pay answers 1003 and the payment is reconciling; the terminal's later final indication settles it"
     )
-    func deadlineThenSettled() throws {
-        let agent = try RunningAgent(config: Self.config(deadlineSeconds: 0.3))
+    func deadlineThenSettled() async throws {
+        let agent = try await RunningAgent(config: Self.config(deadlineSeconds: 0.3))
         let socket = ["--socket", agent.socketPath]
-        #expect(agent.child.waitForStderr(containing: "terminal LT-1, Acme Payments"))
-        let events = try Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "plugin"])
-        #expect(events.waitForStderr(containing: "streaming events"))
-        let paid = try blectl(socket + ["call", "pos.pay", #"{"amount":1250,"currency":"EUR","reference":"late"}"#])
+        #expect(await agent.child.waitForStderr(containing: "terminal LT-1, Acme Payments"))
+        let events = try await Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "plugin"])
+        #expect(await events.waitForStderr(containing: "streaming events"))
+        let paid = try await blectl(
+            socket + ["call", "pos.pay", #"{"amount":1250,"currency":"EUR","reference":"late"}"#])
         #expect(paid.stderr.contains("(1003)"), "\(paid.stderr)")
         #expect(paid.stderr.contains("deadline passed"), "\(paid.stderr)")
-        let listed = try JSON(parsing: try blectl(socket + ["--json", "call", "pos.transactions"]).stdout)
+        let listed = try JSON(parsing: try await blectl(socket + ["--json", "call", "pos.transactions"]).stdout)
         #expect(listed["transactions"]?[0]?["phase"] == "reconciling")
-        #expect(events.waitForStdout(containing: #""state":"approved""#))
-        let settled = try JSON(parsing: try blectl(socket + ["--json", "call", "pos.transactions"]).stdout)
+        #expect(await events.waitForStdout(containing: #""state":"approved""#))
+        let settled = try JSON(parsing: try await blectl(socket + ["--json", "call", "pos.transactions"]).stdout)
         #expect(settled["transactions"]?[0]?["phase"] == "final")
-        kill(events.pid, SIGKILL)
-        _ = events.finish()
-        #expect(agent.stop().status == 0)
+        events.signal(SIGKILL)
+        _ = await events.finish()
+        #expect(await agent.stop().status == 0)
     }
 
     /// The journal's (transaction id, kind) pairs in order.

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -21,25 +22,25 @@ struct PaymentTerminalSelectionTests {
     @Test(
         "two terminals at similar distance: the lane keeps its choice while the other is slightly nearer (hysteresis, no flapping), switches once the other is clearly nearer for the dwell, and returns when that one walks away; pos.pay charges the chosen one"
     )
-    func choosesAmongMovingTerminals() throws {
-        let bench = try PaymentTerminalBench(scenario: "payment-moving.json")
+    func choosesAmongMovingTerminals() async throws {
+        let bench = try await PaymentTerminalBench(scenario: "payment-moving.json")
         let directory = makeTemporaryDirectory()
-        defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
-        let agent = try LaneAgent(
+        defer { removeTree(directory) }
+        let agent = try await LaneAgent(
             bench: bench, directory: directory,
             scanner: #"{"rssiThreshold": -75, "margin": 6, "dwell": 1, "paymentDeadlineSeconds": 10}"#)
-        defer { _ = agent.kill(SIGTERM) }
-        try #require(agent.child.waitForStderr(containing: ": terminal MT-"))
+        defer { agent.child.signal(SIGTERM) }
+        try #require(await agent.child.waitForStderr(containing: ": terminal MT-"))
         let first = try #require(Self.selections(agent).first)
         let other = first == "Move-T1" ? "Move-T2" : "Move-T1"
         let firstAddress = try #require(Self.addresses[first])
         let otherAddress = try #require(Self.addresses[other])
-        try bench.control("Move", "sd", [firstAddress, "1.0"])
+        try await bench.control("Move", "sd", [firstAddress, "1.0"])
 
         // The other terminal nearer, but within the margin (0.7 m against 1.0 m: about 3 dB of 6): once
         // the lane's table ranks it first, the choice must not move, however long (here 2.5 times the
         // dwell, so that a selector without the margin would have switched).
-        try bench.control("Move", "sd", [otherAddress, "0.7"])
+        try await bench.control("Move", "sd", [otherAddress, "0.7"])
         var rankedSince: ContinuousClock.Instant?
         var polls = 0
         while rankedSince.map({ ContinuousClock.now - $0 < .milliseconds(2500) }) ?? true {
@@ -48,7 +49,7 @@ struct PaymentTerminalSelectionTests {
                 Issue.record("the table never ranked \(other) first for 2.5 s")
                 break
             }
-            let listed = try #require(try agent.call("pos.terminals"))
+            let listed = try #require(try await agent.call("pos.terminals"))
             let terminals = listed["terminals"]?.arrayValue ?? []
             if terminals.first?["name"]?.stringValue == other {
                 rankedSince = rankedSince ?? .now
@@ -63,26 +64,26 @@ struct PaymentTerminalSelectionTests {
 
         // Clearly nearer (0.3 m: about 10 dB stronger): the lane switches after the dwell.
         let moved = ContinuousClock.now
-        try bench.control("Move", "sd", [otherAddress, "0.3"])
-        #expect(agent.child.waitForStderr(containing: "terminal selected: \(other)"))
+        try await bench.control("Move", "sd", [otherAddress, "0.3"])
+        #expect(await agent.child.waitForStderr(containing: "terminal selected: \(other)"))
         #expect(ContinuousClock.now - moved >= .seconds(1), "the switch waited for the dwell")
         let otherID = other == "Move-T1" ? "MT-1" : "MT-2"
-        #expect(agent.child.waitForStderr(containing: "terminal \(otherID), Acme Payments"))
+        #expect(await agent.child.waitForStderr(containing: "terminal \(otherID), Acme Payments"))
         #expect(Self.selections(agent) == [first, other], "one switch: \(Self.selections(agent))")
-        let paid = try #require(try agent.call("pos.pay", #"{"amount":700,"currency":"EUR","reference":"near"}"#))
+        let paid = try #require(try await agent.call("pos.pay", #"{"amount":700,"currency":"EUR","reference":"near"}"#))
         #expect(paid["terminal"]?.stringValue == otherID, "\(paid)")
-        #expect(try bench.terminalTransactions(otherAddress).map(\.charges) == [1])
-        #expect(try bench.terminalTransactions(firstAddress).isEmpty)
+        #expect(try await bench.terminalTransactions(otherAddress).map(\.charges) == [1])
+        #expect(try await bench.terminalTransactions(firstAddress).isEmpty)
 
         // It walks away (30 m: far below the threshold): the lane drops it and takes the first again.
-        try bench.control("Move", "sd", [otherAddress, "30"])
-        #expect(agent.child.waitForStderr(containing: "terminal lost: \(other)"))
+        try await bench.control("Move", "sd", [otherAddress, "30"])
+        #expect(await agent.child.waitForStderr(containing: "terminal lost: \(other)"))
         let firstID = first == "Move-T1" ? "MT-1" : "MT-2"
-        #expect(agent.child.waitForStderr(containing: "terminal selected: \(first)", occurrences: 2))
+        #expect(await agent.child.waitForStderr(containing: "terminal selected: \(first)", occurrences: 2))
         #expect(Self.selections(agent) == [first, other, first], "\(Self.selections(agent))")
-        #expect(agent.child.waitForStderr(containing: "terminal \(firstID), Acme Payments", occurrences: 2))
-        let back = try #require(try agent.call("pos.pay", #"{"amount":800,"currency":"EUR","reference":"back"}"#))
+        #expect(await agent.child.waitForStderr(containing: "terminal \(firstID), Acme Payments", occurrences: 2))
+        let back = try #require(try await agent.call("pos.pay", #"{"amount":800,"currency":"EUR","reference":"back"}"#))
         #expect(back["terminal"]?.stringValue == firstID, "\(back)")
-        #expect(try bench.terminalTransactions(firstAddress).map(\.charges) == [1])
+        #expect(try await bench.terminalTransactions(firstAddress).map(\.charges) == [1])
     }
 }

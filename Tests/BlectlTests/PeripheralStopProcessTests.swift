@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -89,50 +90,49 @@ struct PeripheralStopProcessTests {
     @Test(
         "the GATT application and the advertisement are unregistered explicitly while the agent is on the bus",
         arguments: StopPath.allCases)
-    func unregistersBeforeLeaving(_ path: StopPath) throws {
+    func unregistersBeforeLeaving(_ path: StopPath) async throws {
         let data = makeTemporaryDirectory()
-        defer { _ = "rm -rf '\(data)'".withCString { system($0) } }
-        let agent = try RunningAgent(config: config(in: data))
+        defer { removeTree(data) }
+        let agent = try await RunningAgent(config: config(in: data))
         try #require(agent.readyMessage?.hasPrefix("READY=1") == true, "\(agent.readyMessage ?? "no READY")")
         let socket = ["--socket", agent.socketPath]
-        let status = try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)
+        let status = try JSON(parsing: try await blectl(socket + ["--json", "status"]).stdout)
         try #require(status["roleState"]?["state"] == "running", "\(status)")
         let address = try #require(status["sim"]?["busAddress"]?.stringValue)
         // The plugin publishes once the manager is poweredOn: registered once it says so.
-        #expect(agent.child.waitForStderr(containing: "; advertising "))
-        let published = try blectl(socket + ["published"]).stdout
+        #expect(await agent.child.waitForStderr(containing: "; advertising "))
+        let published = try await blectl(socket + ["published"]).stdout
         #expect(published.contains("service "), "\(published)")
 
-        let monitor = try Child("/usr/bin/dbus-monitor", ["--address", address, "--monitor"])
+        let monitor = try await Child("/usr/bin/dbus-monitor", ["--address", address, "--monitor"])
         defer {
-            kill(monitor.pid, SIGKILL)
-            _ = monitor.finish()
+            monitor.signal(SIGKILL)
         }
         // dbus-monitor has become a monitor once the bus took its name back.
-        #expect(monitor.waitForStdout(containing: "member=NameLost"))
+        #expect(await monitor.waitForStdout(containing: "member=NameLost"))
 
         switch path {
         case .sigterm:
             agent.signal(SIGTERM)
         case .shutdown:
-            #expect(try blectl(socket + ["shutdown"]).status == 0)
+            #expect(try await blectl(socket + ["shutdown"]).status == 0)
         case .reloadToCentral:
             writeFile(
                 agent.configPath, config(in: data).replacing(#""role": "peripheral""#, with: #""role": "central""#))
             agent.signal(SIGHUP)
-            #expect(agent.notify.next()?.hasPrefix("RELOADING=1") == true)
-            #expect(agent.notify.next()?.hasPrefix("READY=1") == true)
+            #expect(await agent.notify.next()?.hasPrefix("RELOADING=1") == true)
+            #expect(await agent.notify.next()?.hasPrefix("READY=1") == true)
         }
-        #expect(monitor.waitForStdout(containing: "member=UnregisterApplication"))
+        #expect(await monitor.waitForStdout(containing: "member=UnregisterApplication"))
         let calls = MonitoredMessage.parse(monitor.stdoutText)
         let unregisterApplication = try #require(calls.first { $0["member"] == "UnregisterApplication" })
         let agentName = try #require(unregisterApplication["sender"])
         // Wait for the agent's connection to leave the bus (or the bus to end with the agent).
         let left = "string \"\(agentName)\"\n   string \"\"\n"
         if path == .reloadToCentral {
-            #expect(monitor.waitForStdout(containing: left))
+            #expect(await monitor.waitForStdout(containing: left))
         } else {
-            _ = monitor.waitForStdout(containing: left)
+            _ = await monitor.waitForStdout(containing: left)
         }
         let messages = MonitoredMessage.parse(monitor.stdoutText)
         let leftAt = messages.firstIndex {
@@ -161,6 +161,6 @@ struct PeripheralStopProcessTests {
         #expect(
             !messages.contains { $0.kind == "method call" && $0["member"] == "Release" },
             "blesim never had to Release the advertisement")
-        if path != .reloadToCentral { #expect(agent.child.finish().status == 0) }
+        if path != .reloadToCentral { #expect(await agent.child.finish().status == 0) }
     }
 }

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -19,12 +20,20 @@ struct PluginTrustProcessTests {
             chmod(root, 0o755)
             mkdir(parent, 0o755)
             mkdir(plugins, 0o755)
-            let copy = "cp '\(buildDirectory)/libDiagnostics.so' '\(diagnostics)' && chmod 0755 '\(diagnostics)'"
-            _ = copy.withCString { system($0) }
-            _ = "head -c 20000 '\(diagnostics)' > '\(plugins)/libTrunc.so'".withCString { system($0) }
+            let library = (try? readFileBytes("\(buildDirectory)/libDiagnostics.so")) ?? []
+            Self.write(library, to: diagnostics)
+            Self.write(Array(library.prefix(20000)), to: "\(plugins)/libTrunc.so")
         }
 
-        func remove() { _ = "rm -rf '\(root)'".withCString { system($0) } }
+        /// Writes `bytes` to a new file at `path`, mode 0755.
+        private static func write(_ bytes: [UInt8], to path: String) {
+            let fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o755)
+            _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            close(fd)
+            chmod(path, 0o755)
+        }
+
+        func remove() { removeTree(root) }
 
         /// A central config loading `plugin` from the plugin directory.
         func config(plugin: String = "Diagnostics") -> String {
@@ -34,30 +43,30 @@ struct PluginTrustProcessTests {
     }
 
     /// The agent's role state after a reload to `config`.
-    static func roleState(after config: String, on agent: RunningAgent) throws -> JSON? {
+    static func roleState(after config: String, on agent: RunningAgent) async throws -> JSON? {
         writeFile(agent.configPath, config)
-        let reload = try blectl(["--socket", agent.socketPath, "--json", "reload"])
+        let reload = try await blectl(["--socket", agent.socketPath, "--json", "reload"])
         #expect(reload.status == 0, "\(reload)")
         return try JSON(parsing: reload.stdout)["roleState"]
     }
 
     @Test("a plugin from a directory only root or the agent's user can change loads (the baseline)")
-    func trustedLoads() throws {
+    func trustedLoads() async throws {
         let layout = Layout()
         defer { layout.remove() }
-        let agent = try RunningAgent(config: layout.config())
-        let state = try JSON(parsing: try blectl(["--socket", agent.socketPath, "--json", "status"]).stdout)
+        let agent = try await RunningAgent(config: layout.config())
+        let state = try JSON(parsing: try await blectl(["--socket", agent.socketPath, "--json", "status"]).stdout)
         #expect(state["roleState"]?["state"] == "running", "\(state)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test(
         "a world-writable plugin directory, a group-writable plugin file, a file owned by another user and a world-writable parent each fail the role with a reason naming the path"
     )
-    func untrusted() throws {
+    func untrusted() async throws {
         let layout = Layout()
         defer { layout.remove() }
-        let agent = try RunningAgent(config: layout.config())
+        let agent = try await RunningAgent(config: layout.config())
         let cases: [(change: () -> Void, undo: () -> Void, path: String, words: String)] = [
             ({ chmod(layout.plugins, 0o777) }, { chmod(layout.plugins, 0o755) }, layout.plugins, "writable by others"),
             (
@@ -76,37 +85,37 @@ struct PluginTrustProcessTests {
             let directory = index % 2 == 0 ? layout.plugins + "/" : layout.plugins
             let config = layout.config().replacing(
                 #""pluginDirectory": "\#(layout.plugins)""#, with: #""pluginDirectory": "\#(directory)""#)
-            let state = try Self.roleState(after: config, on: agent)
+            let state = try await Self.roleState(after: config, on: agent)
             #expect(state?["state"] == "failed", "\(item.path): \(state ?? .null)")
             let reason = state?["reason"]?.stringValue ?? ""
             #expect(reason.contains(item.path) && reason.contains(item.words), "\(reason)")
             item.undo()
         }
-        let state = try Self.roleState(after: layout.config(), on: agent)
+        let state = try await Self.roleState(after: layout.config(), on: agent)
         #expect(state?["state"] == "running", "trusted again: \(state ?? .null)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("a truncated plugin named on reload fails the role with a reason instead of killing the agent")
-    func truncatedOnReload() throws {
+    func truncatedOnReload() async throws {
         let layout = Layout()
         defer { layout.remove() }
-        let agent = try RunningAgent(config: layout.config())
-        let state = try Self.roleState(after: layout.config(plugin: "Trunc"), on: agent)
+        let agent = try await RunningAgent(config: layout.config())
+        let state = try await Self.roleState(after: layout.config(plugin: "Trunc"), on: agent)
         #expect(state?["state"] == "failed", "\(state ?? .null)")
         let reason = state?["reason"]?.stringValue ?? ""
         #expect(reason.contains("\(layout.plugins)/libTrunc.so") && reason.contains("truncated"), "\(reason)")
-        #expect(try blectl(["--socket", agent.socketPath, "status"]).status == 0, "the agent lives")
-        #expect(agent.stop().status == 0)
+        #expect(try await blectl(["--socket", agent.socketPath, "status"]).status == 0, "the agent lives")
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("a truncated plugin at start fails the role; the agent starts and serves")
-    func truncatedAtStart() throws {
+    func truncatedAtStart() async throws {
         let layout = Layout()
         defer { layout.remove() }
-        let agent = try RunningAgent(config: layout.config(plugin: "Trunc"))
-        let status = try JSON(parsing: try blectl(["--socket", agent.socketPath, "--json", "status"]).stdout)
+        let agent = try await RunningAgent(config: layout.config(plugin: "Trunc"))
+        let status = try JSON(parsing: try await blectl(["--socket", agent.socketPath, "--json", "status"]).stdout)
         #expect(status["roleState"]?["state"] == "failed", "\(status)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 }

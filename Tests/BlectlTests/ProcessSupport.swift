@@ -1,25 +1,11 @@
+import BLETesting
 import Glibc
+import IO
 import JSON
-import TestSupport
 import Testing
 
-/// How long a test waits for something that should happen at once.
-let deadlineMilliseconds: Int32 = 20_000
-
-/// The directory holding the built binaries: the test bundle's own directory.
-let buildDirectory: String = {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    let path = String(decoding: buffer[..<max(0, count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-}()
-
 /// A fresh directory under /tmp.
-func makeTemporaryDirectory() -> String {
-    var template = Array("/tmp/bleagent-test-XXXXXX".utf8CString)
-    _ = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
+func makeTemporaryDirectory() -> String { TemporaryDirectory("bleagent-test").path }
 
 func writeFile(_ path: String, _ text: String) {
     let fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0o644)
@@ -32,159 +18,59 @@ func fileExists(_ path: String) -> Bool {
     return lstat(path, &status) == 0
 }
 
-/// A spawned child with its stdout and stderr on pipes.
-final class Child {
-    let pid: pid_t
-    private let stdoutFD: Int32
-    private var stderrFD: Int32
-    private var stderrSoFar: [UInt8] = []
+/// A spawned child with its stdout and stderr read on the shared loop: the kit's ``TestProcess`` (its
+/// environment exactly the one given), with this suite's call shapes. Every wait is awaited with a deadline.
+final class Child: Sendable {
+    let process: TestProcess
 
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        var outPipe: [Int32] = [0, 0]
-        var errPipe: [Int32] = [0, 0]
-        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw ChildError(description: "pipe failed") }
-        for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        var pid: pid_t = 0
-        // An empty signal mask and default handlers: the test process's threads block signals, and a
-        // child inheriting that mask would never see the SIGINT or SIGTERM a test sends it.
-        var attributes = SpawnAttributes()
-        let result = posix_spawn(&pid, executable, &actions, &attributes.value, argv, envp)
-        attributes.destroy()
-        posix_spawn_file_actions_destroy(&actions)
-        for pointer in argv + envp { free(pointer) }
-        close(outPipe[1])
-        close(errPipe[1])
-        guard result == 0 else { throw ChildError(description: "posix_spawn \(executable): \(result)") }
-        self.pid = pid
-        stdoutFD = outPipe[0]
-        stderrFD = errPipe[0]
-    }
+    var pid: pid_t { process.pid }
 
-    deinit {
-        close(stdoutFD)
-        if stderrFD >= 0 { close(stderrFD) }
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws {
+        process = try await TestProcess(executable, arguments, environment: environment, inheritEnvironment: false)
     }
 
     /// Closes the reading end of the child's stderr: its next write there fails with EPIPE (and
     /// raises SIGPIPE unless the child ignores it), as when a log reader goes away.
-    func closeStandardError() {
-        if stderrFD >= 0 { close(stderrFD) }
-        stderrFD = -1
+    func closeStandardError() { process.closeStandardError() }
+
+    /// Sends `signal` while the child runs.
+    func signal(_ signal: Int32) { process.signal(signal) }
+
+    /// What stdout has shown so far.
+    var stdoutText: String { process.outputText }
+
+    /// What stderr has shown so far.
+    var stderrText: String { process.errorText }
+
+    /// Waits until stdout contains `text`; false (with an issue) when it ends or the deadline passes.
+    func waitForStdout(containing text: String) async -> Bool { await process.waitForOutput(containing: text) }
+
+    /// The next stdout line not looked at before that satisfies `accept`; nil (with an issue) when stdout ends
+    /// or the deadline passes.
+    func waitForStdoutLine(where accept: (String) -> Bool) async -> String? {
+        let line = await process.waitForLine(where: accept)
+        if line == nil { Issue.record("child \(pid) printed no awaited line within the deadline") }
+        return line
     }
 
-    private var stdoutSoFar: [UInt8] = []
+    /// Waits until stderr contains `text`; false (with an issue) when it ends or the deadline passes.
+    func waitForStderr(containing text: String) async -> Bool { await process.waitForErrors(containing: text) }
 
-    /// What stdout has shown so far (read by ``waitForStdout(containing:)``).
-    var stdoutText: String { String(decoding: stdoutSoFar, as: UTF8.self) }
-
-    /// What stderr has shown so far (read by ``waitForStderr(containing:)``).
-    var stderrText: String { String(decoding: stderrSoFar, as: UTF8.self) }
-
-    /// Reads stdout until it contains `text` (or ends, or the deadline passes).
-    func waitForStdout(containing text: String) -> Bool {
-        wait(on: stdoutFD, into: &stdoutSoFar, for: "\"\(text)\"") { $0.contains(text) }
+    /// Waits until stderr holds `text` `occurrences` times.
+    func waitForStderr(containing text: String, occurrences: Int) async -> Bool {
+        await process.waitForErrors(containing: text, occurrences: occurrences)
     }
 
-    /// How many whole stdout lines ``waitForStdoutLine(where:)`` has looked at.
-    private var stdoutLinesSeen = 0
-
-    /// Reads stdout until a line not looked at before satisfies `accept`, and
-    /// returns it; nil (with an issue) when stdout ends or the deadline passes.
-    func waitForStdoutLine(where accept: (String) -> Bool) -> String? {
-        while true {
-            let lines = String(decoding: stdoutSoFar, as: UTF8.self).split(
-                separator: "\n", omittingEmptySubsequences: false
-            ).dropLast()
-            while stdoutLinesSeen < lines.count {
-                let line = String(lines[lines.startIndex + stdoutLinesSeen])
-                stdoutLinesSeen += 1
-                if accept(line) { return line }
-            }
-            var poller = pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, deadlineMilliseconds) == 1 else {
-                Issue.record("child \(pid) printed no awaited line within the deadline")
-                return nil
-            }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = read(stdoutFD, &chunk, chunk.count)
-            if count <= 0 { return nil }
-            stdoutSoFar += chunk[..<count]
-        }
+    /// Waits until stdout's text satisfies `done` (`what` names it in the issue).
+    func waitForStdout(_ what: String, until done: @escaping @Sendable (String) -> Bool) async -> Bool {
+        await process.waitForOutput(what, until: done)
     }
 
-    /// Reads stdout until its text satisfies `done` (or it ends, or the deadline passes).
-    func waitForStdout(_ what: String, until done: (String) -> Bool) -> Bool {
-        wait(on: stdoutFD, into: &stdoutSoFar, for: what, until: done)
-    }
-
-    /// Reads stderr until it contains `text` (or ends, or the deadline passes).
-    func waitForStderr(containing text: String) -> Bool {
-        wait(on: stderrFD, into: &stderrSoFar, for: "\"\(text)\"") { $0.contains(text) }
-    }
-
-    /// Reads stderr until `text` occurs `occurrences` times (or it ends, or the deadline passes).
-    func waitForStderr(containing text: String, occurrences: Int) -> Bool {
-        wait(on: stderrFD, into: &stderrSoFar, for: "\"\(text)\" \(occurrences) times") {
-            $0.ranges(of: text).count >= occurrences
-        }
-    }
-
-    /// Reads `fd` into `output` until `done` holds for its text. The deadline
-    /// bounds the whole wait, not each read: a child that keeps printing
-    /// other lines cannot keep a test waiting forever.
-    private func wait(
-        on fd: Int32, into output: inout [UInt8], for what: String, until done: (String) -> Bool
-    ) -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(deadlineMilliseconds))
-        while !done(String(decoding: output, as: UTF8.self)) {
-            let left = deadline - ContinuousClock.now
-            let milliseconds = Int32(
-                clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard milliseconds > 0, poll(&poller, 1, milliseconds) == 1 else {
-                Issue.record("child \(pid) did not print \(what) within the deadline")
-                return false
-            }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = read(fd, &chunk, chunk.count)
-            if count <= 0 { return false }
-            output += chunk[..<count]
-        }
-        return true
-    }
-
-    /// Reads stdout and stderr to their end (the child exited or closed
-    /// them), then reaps the child; records an issue (and kills it) when it
-    /// stays silent for `silence` milliseconds.
-    func finish(silence: Int32 = deadlineMilliseconds) -> (status: Int32, stdout: String, stderr: String) {
-        var outputs: [Int32: [UInt8]] = [stdoutFD: [], stderrFD: stderrSoFar]
-        var open: Set<Int32> = stderrFD >= 0 ? [stdoutFD, stderrFD] : [stdoutFD]
-        while !open.isEmpty {
-            var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            guard poll(&fds, nfds_t(fds.count), silence) > 0 else {
-                Issue.record("child \(pid) did not finish within the deadline")
-                kill(pid, SIGKILL)
-                break
-            }
-            for entry in fds where entry.revents != 0 {
-                var chunk = [UInt8](repeating: 0, count: 65536)
-                let count = read(entry.fd, &chunk, chunk.count)
-                if count <= 0 { open.remove(entry.fd) } else { outputs[entry.fd]! += chunk[..<count] }
-            }
-        }
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return (
-            exitStatus, String(decoding: outputs[stdoutFD]!, as: UTF8.self),
-            String(decoding: outputs[stderrFD]!, as: UTF8.self)
-        )
+    /// Reads stdout and stderr to their end and waits for the exit; records an issue (and kills it) when it
+    /// stays silent for `silence`.
+    func finish(silence: Duration = testDeadline) async -> (status: Int32, stdout: String, stderr: String) {
+        let result = await process.finish(silence: silence)
+        return (result.status, result.output, result.errors)
     }
 }
 
@@ -195,46 +81,14 @@ struct ChildError: Error, CustomStringConvertible {
 /// Runs blectl to completion.
 func blectl(
     _ arguments: [String], environment: [String: String] = [:]
-) throws -> (
+) async throws -> (
     status: Int32, stdout: String, stderr: String
 ) {
-    try Child("\(buildDirectory)/blectl", arguments, environment: environment).finish()
+    try await Child("\(buildDirectory)/blectl", arguments, environment: environment).finish()
 }
 
 /// A datagram socket at an abstract address standing in for systemd's NOTIFY_SOCKET.
-final class NotifyListener {
-    let fd: Int32
-    /// The NOTIFY_SOCKET value ("@name").
-    let address: String
-
-    init() {
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        address = "@bleagent-test-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        var sockaddr = sockaddr_un()
-        sockaddr.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(address.utf8)
-        bytes[0] = 0
-        withUnsafeMutableBytes(of: &sockaddr.sun_path) { $0.copyBytes(from: bytes) }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
-        _ = withUnsafePointer(to: &sockaddr) {
-            $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-    }
-
-    deinit { close(fd) }
-
-    /// The next datagram's text; `nil` (with an issue) past the deadline.
-    func next() -> String? {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, deadlineMilliseconds) == 1 else {
-            Issue.record("no sd_notify message within the deadline")
-            return nil
-        }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = recv(fd, &buffer, buffer.count, 0)
-        return String(decoding: buffer[..<max(0, count)], as: UTF8.self)
-    }
-}
+typealias NotifyListener = DatagramListener
 
 /// A running bleagent in a temporary directory, started with a NOTIFY_SOCKET
 /// and ready once its READY=1 arrived.
@@ -242,7 +96,7 @@ final class RunningAgent {
     let directory: String
     /// Whether the directory is this agent's own (removed at the end) or the caller's.
     private let ownsDirectory: Bool
-    let notify = NotifyListener()
+    let notify: NotifyListener
     let child: Child
     var configPath: String { "\(directory)/roles.json" }
     var socketPath: String { "\(directory)/run/control.sock" }
@@ -251,17 +105,19 @@ final class RunningAgent {
 
     /// Starts an agent with `config`, in a fresh directory or in `directory`
     /// (the caller's, kept: a later agent there finds its state).
+    /// `environment` is added to the agent's (NOTIFY_SOCKET and nothing else); `arguments` follow `--config`.
     init(
         config: String = RunningAgent.config(role: "central"), directory existing: String? = nil,
-        arguments: [String] = []
-    ) throws {
+        environment: [String: String] = [:], arguments: [String] = []
+    ) async throws {
         directory = existing ?? makeTemporaryDirectory()
         ownsDirectory = existing == nil
         writeFile("\(directory)/roles.json", config)
-        child = try Child(
+        notify = try NotifyListener()
+        child = try await Child(
             "\(buildDirectory)/bleagent", ["--config", "\(directory)/roles.json"] + arguments,
-            environment: ["NOTIFY_SOCKET": notify.address])
-        readyMessage = notify.next()
+            environment: environment.merging(["NOTIFY_SOCKET": notify.address]) { $1 })
+        readyMessage = await notify.next()
     }
 
     /// A config in the agent's directory. By default the plugins are the
@@ -288,17 +144,20 @@ final class RunningAgent {
             """
     }
 
-    func signal(_ number: Int32) { kill(child.pid, number) }
+    func signal(_ number: Int32) { child.signal(number) }
 
     /// Stops it with SIGTERM and returns its exit status and stderr.
-    func stop() -> (status: Int32, stderr: String) {
+    func stop() async -> (status: Int32, stderr: String) {
         signal(SIGTERM)
-        let result = child.finish()
+        let result = await child.finish()
         return (result.status, result.stderr)
     }
 
     deinit {
-        kill(child.pid, SIGKILL)
-        if ownsDirectory { _ = "rm -rf '\(directory)'".withCString { system($0) } }
+        child.signal(SIGKILL)
+        if ownsDirectory {
+            let directory = self.directory
+            BlockingPool.shared.submit { removeTree(directory) }
+        }
     }
 }

@@ -1,9 +1,9 @@
+import BLETesting
 import Glibc
 import JSON
-import TestSupport
 import Testing
 
-/// The virtualenv's interpreter (TestSupport's `BleakVenv`).
+/// The virtualenv's interpreter (the kit's `BleakVenv`).
 private let python = BleakVenv.python
 
 /// In CI a missing virtualenv is a failure, never a silent skip; elsewhere the test is skipped with a message.
@@ -28,26 +28,26 @@ struct SensorAggregatorBleakTests {
     @Test(
         "Bleak's scan sees the BTHome service data (bthome-ble decodes 23.14 degC, 46.65 %, 1013.17 hPa, 87 %), connects, reads Temperature, ES Measurement and Summary, gets notifications through StartNotify and then through AcquireNotify as ingest readings change while a second connected central (hci2) gets none until it subscribes, disconnects",
         .enabled(if: bleakAvailable))
-    func bleakCentral() throws {
+    func bleakCentral() async throws {
         guard access(python, X_OK) == 0 else {
             Issue.record("CI=true and no Bleak virtualenv at \(python): run scripts/bleak-venv.sh's ensure_bleak_venv")
             return
         }
         let data = makeTemporaryDirectory()
-        defer { _ = "rm -rf '\(data)'".withCString { system($0) } }
+        defer { removeTree(data) }
         let ingest = "\(data)/ingest.sock"
-        let agent = try RunningAgent(
+        let agent = try await RunningAgent(
             config: SensorAgent.config(
                 scenario: SensorAgent.scenario(adapters: 3, in: data, advertiseWhileConnected: true), ingest: ingest,
                 sensors: Self.sensors))
-        let status = try SensorAgent.call(agent, "agent.status")
+        let status = try await SensorAgent.call(agent, "agent.status")
         let address = try #require(status["sim"]?["busAddress"]?.stringValue, "\(status)")
 
-        let script = try Child(
+        let script = try await Child(
             python, ["\(repositoryRoot)/Tests/Bleak/sensor_aggregator.py", ingest, "--acquire-notify"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": address, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"])
         // The script's own waits are 30 s each; it prints a line after each step.
-        let (exitStatus, output, errors) = script.finish(silence: 90_000)
+        let (exitStatus, output, errors) = await script.finish(silence: .seconds(90))
         #expect(
             exitStatus == 0, "sensor_aggregator.py failed:\n\(output)\n\(errors)\nagent log:\n\(agent.child.stderrText)"
         )
@@ -60,9 +60,9 @@ struct SensorAggregatorBleakTests {
         }
         print(output)
         // The agent counted the script's ingest lines as accepted, none refused.
-        let stats = try SensorAgent.call(agent, "sensors.ingest-stats")
+        let stats = try await SensorAgent.call(agent, "sensors.ingest-stats")
         #expect(stats["rejectedTotal"]?.intValue == 0, "\(stats)")
         #expect((stats["accepted"]?.intValue ?? 0) >= 5, "\(stats)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 }

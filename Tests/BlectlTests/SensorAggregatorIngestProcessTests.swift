@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -40,17 +41,16 @@ struct SensorAggregatorIngestProcessTests {
     @Test(
         "bad ingest datagrams (not JSON, empty, missing fields, wrong types, unknown sensor, bad timestamps, 60 kB) are counted per reason in sensors.ingest-stats and logged; the agent lives on and the good lines after them are taken"
     )
-    func malformedLines() throws {
+    func malformedLines() async throws {
         let data = makeTemporaryDirectory()
-        defer { _ = "rm -rf '\(data)'".withCString { system($0) } }
+        defer { removeTree(data) }
         let ingest = "\(data)/ingest.sock"
-        let agent = try RunningAgent(
+        let agent = try await RunningAgent(
             config: SensorAgent.config(
                 scenario: "\(repositoryRoot)/sim/scenarios/default.json", ingest: ingest, sensors: Self.sensors))
-        let events = try SensorAgent.pluginEvents(agent)
+        let events = try await SensorAgent.pluginEvents(agent)
         defer {
-            kill(events.pid, SIGKILL)
-            _ = events.finish()
+            events.signal(SIGKILL)
         }
 
         for (_, bytes) in Self.badLines {
@@ -61,22 +61,22 @@ struct SensorAggregatorIngestProcessTests {
         SensorAgent.send(ingest, #"{"sensor": "room", "value": 35, "unit": "degC"}"# + "\n")
         SensorAgent.send(ingest, #"{"sensor": "co2", "value": 415}"#)
         SensorAgent.send(ingest, #"{"sensor": "room", "value": 21.5}"#)
-        let breach = SensorAgent.next("threshold", on: events)
+        let breach = await SensorAgent.next("threshold", on: events)
         #expect(
             breach?["sensor"] == "room" && breach?["breach"] == "above" && breach?["value"]?.doubleValue == 35,
             "\(String(describing: breach))")
-        let back = SensorAgent.next("threshold", on: events)
+        let back = await SensorAgent.next("threshold", on: events)
         #expect(
             back?["sensor"] == "room" && back?["breach"] == .null && back?["value"]?.doubleValue == 21.5,
             "\(String(describing: back))")
 
         // The counters, whole, through blectl.
-        let stats = try blectl(["--socket", agent.socketPath, "--json", "call", "sensors.ingest-stats"])
+        let stats = try await blectl(["--socket", agent.socketPath, "--json", "call", "sensors.ingest-stats"])
         #expect(
             stats.stdout
                 == #"{"accepted":3,"rejectedTotal":16,"rejected":{"tooLong":1,"empty":2,"notJSON":2,"notAnObject":1,"missingSensor":1,"badSensor":1,"unknownSensor":1,"missingValue":1,"badValue":1,"badUnit":1,"unitMismatch":1,"badTimestamp":1,"futureTimestamp":1,"outsideWindow":1,"outOfRange":0},"overflowed":0,"refusedUpdates":0}"#
                 + "\n", "\(stats)")
-        let readings = try SensorAgent.call(agent, "sensors.readings")
+        let readings = try await SensorAgent.call(agent, "sensors.readings")
         let room = readings["sensors"]?[0]
         #expect(
             room?["count"] == 2 && room?["max"]?.doubleValue == 35 && room?["last"]?.doubleValue == 21.5,
@@ -92,11 +92,11 @@ struct SensorAggregatorIngestProcessTests {
             "ingest: bad line (tooLong, 1 so far): {\"sensor\": \"room\", \"value\": 21, \"pad\": \""
                 + String(repeating: "x", count: 40) + "...\n",
         ] {
-            #expect(agent.child.waitForStderr(containing: expected), "\(expected) in:\n\(agent.child.stderrText)")
+            #expect(await agent.child.waitForStderr(containing: expected), "\(expected) in:\n\(agent.child.stderrText)")
         }
-        let status = try SensorAgent.call(agent, "agent.status")
+        let status = try await SensorAgent.call(agent, "agent.status")
         #expect(status["roleState"]?["state"] == "running", "\(status)")
-        let stopped = agent.stop()
+        let stopped = await agent.stop()
         #expect(stopped.status == 0, "\(stopped.stderr)")
     }
 }

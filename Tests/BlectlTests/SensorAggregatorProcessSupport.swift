@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -63,23 +64,25 @@ enum SensorAgent {
     static func send(_ path: String, _ line: String) -> Int { send(path, Array(line.utf8)) }
 
     /// `blectl --json call METHOD` on `agent`, parsed.
-    static func call(_ agent: RunningAgent, _ method: String) throws -> JSON {
-        let result = try blectl(["--socket", agent.socketPath, "--json", "call", method])
+    static func call(_ agent: RunningAgent, _ method: String) async throws -> JSON {
+        let result = try await blectl(["--socket", agent.socketPath, "--json", "call", method])
         #expect(result.status == 0, "\(method): \(result)")
         return try JSON(parsing: result.stdout)
     }
 
     /// `blectl --json events --kind plugin` on `agent`, once it streams.
-    static func pluginEvents(_ agent: RunningAgent) throws -> Child {
-        let events = try Child(
+    static func pluginEvents(_ agent: RunningAgent) async throws -> Child {
+        let events = try await Child(
             "\(buildDirectory)/blectl", ["--socket", agent.socketPath, "--json", "events", "--kind", "plugin"])
-        #expect(events.waitForStderr(containing: "streaming events"))
+        #expect(await events.waitForStderr(containing: "streaming events"))
         return events
     }
 
     /// The data of the next plugin event named `name` satisfying `accept`.
-    static func next(_ name: String, on events: Child, where accept: (JSON) -> Bool = { _ in true }) -> JSON? {
-        let line = events.waitForStdoutLine { line in
+    static func next(
+        _ name: String, on events: Child, where accept: (JSON) -> Bool = { _ in true }
+    ) async -> JSON? {
+        let line = await events.waitForStdoutLine { line in
             guard let event = try? JSON(parsing: line), event["data"]?["name"]?.stringValue == name,
                 let data = event["data"]?["data"]
             else { return false }
@@ -90,16 +93,16 @@ enum SensorAgent {
 
     /// The agent's embedded bus and blesim pids (from its log), which a
     /// SIGKILLed agent leaves behind: the test must end them.
-    static func simPIDs(_ agent: RunningAgent) -> [Int32] {
-        #expect(agent.child.waitForStderr(containing: "blesim pid"))
+    static func simPIDs(_ agent: RunningAgent) async -> [Int32] {
+        #expect(await agent.child.waitForStderr(containing: "blesim pid"))
         return SimBackendProcessTests.childPIDs(in: agent.child.stderrText)
     }
 
     /// SIGKILLs the agent as a crash would, then ends the bus and blesim it
     /// leaves (they hold its stderr open), and reaps it.
-    static func crash(_ agent: RunningAgent, children: [Int32]) {
+    static func crash(_ agent: RunningAgent, children: [Int32]) async {
         agent.signal(SIGKILL)
         for pid in children { kill(pid, SIGKILL) }
-        _ = agent.child.finish()
+        _ = await agent.child.finish()
     }
 }

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import Testing
@@ -32,9 +33,9 @@ struct SensorAggregatorRestartTests {
     @Test(
         "readings, a flushed event, SIGKILL: the restarted agent restores every flushed reading (count/min/max/mean/last of a prefix of what was sent); more readings, SIGTERM: the next start restores all of them"
     )
-    func restartKeepsAggregates() throws {
+    func restartKeepsAggregates() async throws {
         let base = makeTemporaryDirectory()
-        defer { _ = "rm -rf '\(base)'".withCString { system($0) } }
+        defer { removeTree(base) }
         let ingest = "\(base)/ingest.sock"
         let config = SensorAgent.config(
             scenario: "\(repositoryRoot)/sim/scenarios/default.json", ingest: ingest, sensors: Self.sensors,
@@ -45,35 +46,34 @@ struct SensorAggregatorRestartTests {
         var sent: [Double] = []
         let flushedRoom = 3
         do {
-            let agent = try RunningAgent(config: config, directory: base)
-            let children = SensorAgent.simPIDs(agent)
-            let events = try SensorAgent.pluginEvents(agent)
+            let agent = try await RunningAgent(config: config, directory: base)
+            let children = await SensorAgent.simPIDs(agent)
+            let events = try await SensorAgent.pluginEvents(agent)
             defer {
-                kill(events.pid, SIGKILL)
-                _ = events.finish()
+                events.signal(SIGKILL)
             }
             for value in [20.0, 21.0, 22.5] {
                 SensorAgent.send(ingest, room + "\(value)}")
                 sent.append(value)
             }
             SensorAgent.send(ingest, #"{"sensor": "hum", "value": 40}"#)
-            let flushed = SensorAgent.next("flushed", on: events) { $0["samples"]?.intValue == 4 }
+            let flushed = await SensorAgent.next("flushed", on: events) { $0["samples"]?.intValue == 4 }
             #expect(flushed != nil, "a flush of all four samples")
             // Two more; 35 breaches the threshold, so its event says both were recorded. Then the crash.
             for value in [23.0, 35.0] {
                 SensorAgent.send(ingest, room + "\(value)}")
                 sent.append(value)
             }
-            #expect(SensorAgent.next("threshold", on: events) { $0["breach"] == "above" } != nil)
-            SensorAgent.crash(agent, children: children)
+            #expect(await SensorAgent.next("threshold", on: events) { $0["breach"] == "above" } != nil)
+            await SensorAgent.crash(agent, children: children)
         }
 
         // Second run: what the last flush saved is back (the two last readings only if a flush beat the kill).
         var restored: [Double] = []
         do {
-            let agent = try RunningAgent(config: config, directory: base)
-            #expect(agent.child.waitForStderr(containing: "restored "))
-            let readings = try SensorAgent.call(agent, "sensors.readings")
+            let agent = try await RunningAgent(config: config, directory: base)
+            #expect(await agent.child.waitForStderr(containing: "restored "))
+            let readings = try await SensorAgent.call(agent, "sensors.readings")
             let count = Int(readings["sensors"]?[0]?["count"]?.intValue ?? 0)
             #expect((flushedRoom...sent.count).contains(count), "\(readings)")
             restored = Array(sent.prefix(count))
@@ -82,25 +82,24 @@ struct SensorAggregatorRestartTests {
             print("SIGKILL after \(sent.count) readings of room (\(flushedRoom) flushed): \(count) restored")
 
             // A clean stop loses nothing: two more readings (36 breaches again: a fresh threshold monitor).
-            let events = try SensorAgent.pluginEvents(agent)
+            let events = try await SensorAgent.pluginEvents(agent)
             defer {
-                kill(events.pid, SIGKILL)
-                _ = events.finish()
+                events.signal(SIGKILL)
             }
             for value in [24.0, 36.0] {
                 SensorAgent.send(ingest, room + "\(value)}")
                 restored.append(value)
             }
-            #expect(SensorAgent.next("threshold", on: events) { $0["breach"] == "above" } != nil)
-            let stopped = agent.stop()
+            #expect(await SensorAgent.next("threshold", on: events) { $0["breach"] == "above" } != nil)
+            let stopped = await agent.stop()
             #expect(stopped.status == 0, "\(stopped.stderr)")
         }
 
         // Third run: everything the second run held.
-        let agent = try RunningAgent(config: config, directory: base)
-        let readings = try SensorAgent.call(agent, "sensors.readings")
+        let agent = try await RunningAgent(config: config, directory: base)
+        let readings = try await SensorAgent.call(agent, "sensors.readings")
         #expect(Self.holds(readings["sensors"]?[0], restored), "room: \(restored): \(readings)")
         #expect(Self.holds(readings["sensors"]?[1], [40]), "hum: \(readings)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 }

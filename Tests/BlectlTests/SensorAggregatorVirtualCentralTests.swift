@@ -1,3 +1,4 @@
+import BLETesting
 import DBus
 import Glibc
 import JSON
@@ -63,18 +64,18 @@ struct SensorAggregatorVirtualCentralTests {
     )
     func virtualCentral() async throws {
         let data = makeTemporaryDirectory()
-        defer { _ = "rm -rf '\(data)'".withCString { system($0) } }
+        defer { removeTree(data) }
         let ingest = "\(data)/ingest.sock"
         let sensors = """
             { "id": "room", "kind": "temperature", "source": { "type": "ingest" } },
             { "id": "hum", "kind": "humidity", "source": { "type": "ingest" } }
             """
-        let agent = try RunningAgent(
+        let agent = try await RunningAgent(
             config: SensorAgent.config(
                 scenario: SensorAgent.scenario(adapters: 1, in: data), ingest: ingest, sensors: sensors))
         // The role runs once the plugin started; its services are published (and connectable) a moment later.
-        #expect(agent.child.waitForStderr(containing: "; advertising "), "\(agent.child.stderrText)")
-        let status = try SensorAgent.call(agent, "agent.status")
+        #expect(await agent.child.waitForStderr(containing: "; advertising "), "\(agent.child.stderrText)")
+        let status = try await SensorAgent.call(agent, "agent.status")
         #expect(status["roleState"]?["state"] == "running", "\(status)")
         let address = try #require(status["sim"]?["busAddress"]?.stringValue)
         #expect(SensorAgent.send(ingest, #"{"sensor": "room", "value": 21}"#) > 0)
@@ -111,7 +112,7 @@ struct SensorAggregatorVirtualCentralTests {
             #expect(error.message == "Operation failed with ATT error: 0x80")
         }
         #expect(
-            agent.child.waitForStderr(containing: "Config write refused"),
+            await agent.child.waitForStderr(containing: "Config write refused"),
             "the refusal's reason is logged: \(agent.child.stderrText)")
 
         // The Summary: both windows, 600 s now; temperature 21 and 25, humidity 40.
@@ -130,13 +131,13 @@ struct SensorAggregatorVirtualCentralTests {
         #expect(Self.uint32(humidity, 6) == 1 && Self.float(humidity, 22) == 40, "\(humidity)")
 
         // peripheral.update through blectl: the subscribed virtual central gets the value.
-        let update = try blectl(["--socket", agent.socketPath, "--json", "update", "2a6e", "1122", "--hex"])
+        let update = try await blectl(["--socket", agent.socketPath, "--json", "update", "2a6e", "1122", "--hex"])
         #expect(update.stdout == #"{"notified":1,"queued":true}"# + "\n", "\(update)")
         let updated = await Self.notifications(signals, of: Self.temperature, until: [0x11, 0x22])
         #expect(updated.last == [0x11, 0x22], "\(updated)")
 
         _ = try await Self.control(connection, "CentralDisconnect", [Self.hci0])
         signals.finish()
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 }

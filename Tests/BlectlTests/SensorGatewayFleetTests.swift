@@ -1,4 +1,6 @@
+import BLETesting
 import Glibc
+import IO
 import JSON
 import Testing
 
@@ -12,7 +14,7 @@ struct SensorGatewayFleetTests {
     static let prefix = "bleagent/gw-mqtt"
 
     /// The gateway fixture with the moving thermometer silenced `seconds` after blesim starts.
-    static func scenario(silencingAfter seconds: Int, in directory: String) throws -> String {
+    static func scenario(silencingAfter seconds: Int, in directory: String) async throws -> String {
         let fixture = try JSON(
             parsing: try readFileBytes("\(repositoryRoot)/Tests/BlectlTests/Fixtures/sensor-gateway.json"))
         guard case .object(var scenario) = fixture else { throw ChildError(description: "the fixture is no object") }
@@ -25,11 +27,11 @@ struct SensorGatewayFleetTests {
     @Test(
         "readings retained under <prefix>/sensors/<device>/<reading>, Home Assistant configs per reading (sensor, binary_sensor) with the device's availability, offline when a device expires"
     )
-    func handsOffOverMQTT() throws {
-        let broker = try MosquittoBroker()
+    func handsOffOverMQTT() async throws {
+        let broker = try await MosquittoBroker()
         let directory = SensorGatewayProcessTests.directory(keyFileMode: 0o600)
-        defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
-        let air = try Self.scenario(silencingAfter: 10, in: directory)
+        defer { BlockingPool.shared.submit { removeTree(directory) } }
+        let air = try await Self.scenario(silencingAfter: 10, in: directory)
         let fleet = fleetSection(broker: broker, node: "gw-mqtt", extra: #""homeAssistant": { "enabled": true }"#)
         let config = """
             {
@@ -42,10 +44,10 @@ struct SensorGatewayFleetTests {
               \(fleet)
             }
             """
-        let readings = try broker.subscriber(["\(Self.prefix)/sensors/#"])
-        let configs = try broker.subscriber(["homeassistant/+/+/config"])
-        let availability = try broker.subscriber(["\(Self.prefix)/sensors/+/availability"])
-        let agent = try RunningAgent(config: config, directory: directory)
+        let readings = try await broker.subscriber(["\(Self.prefix)/sensors/#"])
+        let configs = try await broker.subscriber(["homeassistant/+/+/config"])
+        let availability = try await broker.subscriber(["\(Self.prefix)/sensors/+/availability"])
+        let agent = try await RunningAgent(config: config, directory: directory)
         let socket = ["--socket", agent.socketPath]
 
         // The plain thermometer's three readings, each on its own topic, and the encrypted sensor's door (decrypted
@@ -53,7 +55,7 @@ struct SensorGatewayFleetTests {
         // could wait behind the moving sensor's stream for ever.
         let plain = "\(Self.prefix)/sensors/a4c138000001"
         let door = "\(Self.prefix)/sensors/5448e68f80a5/door"
-        let values = messages(
+        let values = await messages(
             from: readings, topics: ["\(plain)/temperature", "\(plain)/humidity", "\(plain)/battery", door])
         #expect(values["\(plain)/temperature"]?["value"] == .double(21.5), "\(values)")
         #expect(values["\(plain)/humidity"]?["value"] == .double(45.25))
@@ -64,7 +66,7 @@ struct SensorGatewayFleetTests {
         // Home Assistant discovery: one config per reading, each a valid MQTT sensor, on the device it belongs to.
         let sensorTopic = "homeassistant/sensor/gw-mqtt_a4c138000001_temperature/config"
         let doorTopic = "homeassistant/binary_sensor/gw-mqtt_5448e68f80a5_door/config"
-        let announced = messages(
+        let announced = await messages(
             from: configs,
             topics: [
                 sensorTopic, doorTopic, "homeassistant/sensor/gw-mqtt_a4c138000001_humidity/config",
@@ -94,24 +96,24 @@ struct SensorGatewayFleetTests {
         #expect(doorConfig["state_topic"]?.stringValue == door)
 
         // States and configs are retained: a subscriber coming later (Home Assistant restarting) gets them.
-        let late = try broker.subscriber(["\(plain)/temperature", sensorTopic], extra: ["--retained-only"])
-        let kept = messages(from: late, topics: ["\(plain)/temperature", sensorTopic])
+        let late = try await broker.subscriber(["\(plain)/temperature", sensorTopic], extra: ["--retained-only"])
+        let kept = await messages(from: late, topics: ["\(plain)/temperature", sensorTopic])
         #expect(kept["\(plain)/temperature"]?["value"] == .double(21.5))
         #expect(kept[sensorTopic]?["unique_id"] == "bleagent_gw-mqtt_a4c138000001_temperature")
 
         // The moving thermometer is online, then falls silent (the scenario's fault) and expires: offline.
         let moving = "\(Self.prefix)/sensors/a4c138000002/availability"
-        #expect(availability.waitForStdoutLine { $0 == "\(moving) online" } != nil)
-        #expect(availability.waitForStdoutLine { $0 == "\(moving) offline" } != nil)
+        #expect(await availability.waitForStdoutLine { $0 == "\(moving) online" } != nil)
+        #expect(await availability.waitForStdoutLine { $0 == "\(moving) offline" } != nil)
 
-        let status = try JSON(parsing: try blectl(socket + ["--json", "call", "fleet.status"]).stdout)
+        let status = try JSON(parsing: try await blectl(socket + ["--json", "call", "fleet.status"]).stdout)
         let devices = status["devices"]
         #expect((devices?["published"]?.intValue ?? 0) > 0, "\(status)")
         #expect((devices?["departed"]?.intValue ?? 0) >= 1, "\(status)")
         #expect(devices?["dropped"] == 0)
-        let table = try blectl(socket + ["fleet", "status"])
+        let table = try await blectl(socket + ["fleet", "status"])
         #expect(table.stdout.contains(" relayed, "), "\(table.stdout)")
-        terminate(readings, configs, availability, late)
-        #expect(agent.stop().status == 0)
+        await terminate(readings, configs, availability, late)
+        #expect(await agent.stop().status == 0)
     }
 }

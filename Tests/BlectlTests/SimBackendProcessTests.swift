@@ -1,5 +1,6 @@
-import CLinux
+import BLETesting
 import Glibc
+import IO
 import JSON
 import Testing
 
@@ -20,33 +21,33 @@ struct SimBackendProcessTests {
     @Test(
         "backend sim: the agent starts its own bus and blesim; blectl scan/devices list the scenario's devices; connect, services and read the battery level; bluetoothctl sees the same bus; a reload to peripheral keeps the sim; SIGTERM leaves no child behind"
     )
-    func embeddedSimulator() throws {
-        let agent = try RunningAgent(
+    func embeddedSimulator() async throws {
+        let agent = try await RunningAgent(
             config: RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")))
         let socket = ["--socket", agent.socketPath]
-        let status = try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)
+        let status = try JSON(parsing: try await blectl(socket + ["--json", "status"]).stdout)
         #expect(status["backend"] == "sim")
         #expect(status["roleState"] == ["state": "running", "role": "central", "plugin": "Diagnostics"])
         let address = status["sim"]?["busAddress"]?.stringValue ?? ""
         #expect(address.hasPrefix("unix:path=\(agent.directory)/run/sim/sim-bus.sock"), "\(status)")
 
         // Children: the private bus and blesim, named in the agent's log.
-        #expect(agent.child.waitForStderr(containing: "blesim pid"))
+        #expect(await agent.child.waitForStderr(containing: "blesim pid"))
         let log = agent.child.stderrText
         let pids = Self.childPIDs(in: log)
         #expect(pids.count == 2, "\(log)")
         #expect(pids.allSatisfy(processAlive))
 
         // Scan, then wait for the discovered events of the four named devices of default.json.
-        let events = try Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "discovered"])
-        #expect(events.waitForStderr(containing: "streaming events"))
-        #expect(try blectl(socket + ["scan", "start"]).stdout == "scanning\n")
+        let events = try await Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "discovered"])
+        #expect(await events.waitForStderr(containing: "streaming events"))
+        #expect(try await blectl(socket + ["scan", "start"]).stdout == "scanning\n")
         for name in ["PayTerm-01", "PayTerm-02", "PayTerm-03", "HRM-Pro 4410"] {
-            #expect(events.waitForStdout(containing: name), "\(name) discovered")
+            #expect(await events.waitForStdout(containing: name), "\(name) discovered")
         }
-        kill(events.pid, SIGKILL)
-        _ = events.finish()
-        let devices = try blectl(socket + ["devices"])
+        events.signal(SIGKILL)
+        _ = await events.finish()
+        let devices = try await blectl(socket + ["devices"])
         #expect(devices.status == 0)
         let lines = devices.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("ID") == true && lines.first?.contains("NAME") == true, "\(devices.stdout)")
@@ -60,8 +61,8 @@ struct SimBackendProcessTests {
         // The heart-rate sensor's GATT database, through the agent, from the embedded blesim.
         let heartRate = "ba94a06f-402a-530d-ac5f-82fe71e3430e"
         #expect(lines.contains { $0.hasPrefix("\(heartRate)  HRM-Pro 4410") }, "a stable id: \(devices.stdout)")
-        #expect(try blectl(socket + ["connect", heartRate]).stdout == "connected to \(heartRate)\n")
-        let services = try blectl(socket + ["services", heartRate])
+        #expect(try await blectl(socket + ["connect", heartRate]).stdout == "connected to \(heartRate)\n")
+        let services = try await blectl(socket + ["services", heartRate])
         #expect(
             services.stdout == """
                 KIND              UUID                                  PROPERTIES
@@ -72,111 +73,95 @@ struct SimBackendProcessTests {
                   characteristic  00002a19-0000-1000-8000-00805f9b34fb  read,notify
 
                 """, "\(services)")
-        let battery = try blectl(socket + ["read", heartRate, "2a19"])
+        let battery = try await blectl(socket + ["read", heartRate, "2a19"])
         #expect(battery.stdout == "5a\n", "battery level 90 %: \(battery)")
-        let connected = try blectl(socket + ["devices"]).stdout.split(separator: "\n")
+        let connected = try await blectl(socket + ["devices"]).stdout.split(separator: "\n")
         #expect(connected.contains { $0.hasPrefix("\(heartRate)  HRM-Pro 4410") && $0.hasSuffix("true") })
-        #expect(try blectl(socket + ["disconnect", heartRate]).stdout == "disconnected from \(heartRate)\n")
-        #expect(try blectl(socket + ["scan", "stop"]).stdout == "scan stopped\n")
+        #expect(try await blectl(socket + ["disconnect", heartRate]).stdout == "disconnected from \(heartRate)\n")
+        #expect(try await blectl(socket + ["scan", "stop"]).stdout == "scan stopped\n")
         // The plugin got the central manager (and only it) through its context.
-        let ble = try blectl(socket + ["--json", "call", "diag.ble"])
+        let ble = try await blectl(socket + ["--json", "call", "diag.ble"])
         #expect(ble.stdout == #"{"manager":"central","state":"poweredOn","otherRoleRefused":true}"# + "\n")
 
         // BlueZ's own client sees the same air on the private bus.
-        let bluetoothctl = try Child(
+        let bluetoothctl = try await Child(
             "/usr/bin/bluetoothctl", ["devices"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
-        let listed = bluetoothctl.finish()
+        let listed = await bluetoothctl.finish()
         #expect(listed.stdout.contains("Device C0:54:52:4D:00:01 PayTerm-01"), "\(listed)")
 
         // Reload to the peripheral role: same sim (same pids), central methods now refused.
         writeFile(agent.configPath, RunningAgent.config(role: "peripheral", plugins: ("Diagnostics", "Diagnostics")))
         agent.signal(SIGHUP)
-        #expect(agent.notify.next()?.hasPrefix("RELOADING=1\n") == true)
-        #expect(agent.notify.next() == "READY=1\nSTATUS=peripheral role running (config \(agent.configPath))")
+        #expect(await agent.notify.next()?.hasPrefix("RELOADING=1\n") == true)
+        #expect(await agent.notify.next() == "READY=1\nSTATUS=peripheral role running (config \(agent.configPath))")
         #expect(pids.allSatisfy(processAlive), "the sim kept running across the role switch")
-        let again = try JSON(parsing: try blectl(socket + ["--json", "status"]).stdout)
+        let again = try JSON(parsing: try await blectl(socket + ["--json", "status"]).stdout)
         #expect(again["sim"]?["busAddress"]?.stringValue == address, "\(again)")
         #expect(
-            try blectl(socket + ["devices"]).stderr == "blectl: agent error: the central role is not running (-32011)\n"
+            try await blectl(socket + ["devices"]).stderr
+                == "blectl: agent error: the central role is not running (-32011)\n"
         )
-        let published = try blectl(socket + ["--json", "call", "peripheral.services"])
+        let published = try await blectl(socket + ["--json", "call", "peripheral.services"])
         #expect(published.stdout == #"{"services":[]}"# + "\n", "\(again)")
         // The peripheral commands' tables (nothing published by Diagnostics).
-        #expect(try blectl(socket + ["published"]).stdout == "KIND  UUID  PROPERTIES\n")
-        #expect(try blectl(socket + ["subscribers"]).stdout == "CENTRAL  CHARACTERISTIC  MTU\n")
-        let update = try blectl(socket + ["update", "2a19", "5a", "--hex"])
+        #expect(try await blectl(socket + ["published"]).stdout == "KIND  UUID  PROPERTIES\n")
+        #expect(try await blectl(socket + ["subscribers"]).stdout == "CENTRAL  CHARACTERISTIC  MTU\n")
+        let update = try await blectl(socket + ["update", "2a19", "5a", "--hex"])
         #expect(update.status == 1)
         #expect(
             update.stderr
                 == "blectl: agent error: characteristicNotFound: no published characteristic 00002a19-0000-1000-8000-00805f9b34fb (-32020)\n"
         )
         // blesim serves LEAdvertisingManager1: advertising starts.
-        let advertise = try blectl(socket + ["advertise", "start", "--name", "gw"])
+        let advertise = try await blectl(socket + ["advertise", "start", "--name", "gw"])
         #expect(advertise.status == 0, "\(advertise)")
-        #expect(try blectl(socket + ["advertise", "stop"]).stdout == "advertising stopped\n")
+        #expect(try await blectl(socket + ["advertise", "stop"]).stdout == "advertising stopped\n")
 
-        let stopped = agent.stop()
+        let stopped = await agent.stop()
         #expect(stopped.status == 0)
         #expect(stopped.stderr.contains("sim: stopping blesim"))
         for pid in pids { #expect(!processAlive(pid), "child \(pid) gone after SIGTERM") }
     }
 
     @Test("a reload from sim to bluez stops blesim and the private bus (reaped, no orphans); status then shows no sim")
-    func switchAwayFromSim() throws {
+    func switchAwayFromSim() async throws {
         let config = RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics"))
-        let agent = try RunningAgent(config: config)
-        #expect(agent.child.waitForStderr(containing: "blesim pid"))
+        let agent = try await RunningAgent(config: config)
+        #expect(await agent.child.waitForStderr(containing: "blesim pid"))
         let pids = Self.childPIDs(in: agent.child.stderrText)
         #expect(pids.count == 2 && pids.allSatisfy(processAlive))
 
         writeFile(agent.configPath, config.replacing(#""backend": "sim""#, with: #""backend": "bluez""#))
         agent.signal(SIGHUP)
-        #expect(agent.notify.next()?.hasPrefix("RELOADING=1\n") == true)
-        #expect(agent.notify.next()?.hasPrefix("READY=1\n") == true)
+        #expect(await agent.notify.next()?.hasPrefix("RELOADING=1\n") == true)
+        #expect(await agent.notify.next()?.hasPrefix("READY=1\n") == true)
         for pid in pids { #expect(!processAlive(pid), "child \(pid) stopped by the switch to bluez") }
-        let status = try JSON(parsing: try blectl(["--socket", agent.socketPath, "--json", "status"]).stdout)
+        let status = try JSON(parsing: try await blectl(["--socket", agent.socketPath, "--json", "status"]).stdout)
         #expect(status["backend"] == "bluez")
         #expect(status["sim"] == nil)
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test(
         "SIGKILL of the agent takes its children with it: the private bus and blesim get their parent-death signal and exit"
     )
-    func childrenDieWithTheAgent() throws {
-        let agent = try RunningAgent(
+    func childrenDieWithTheAgent() async throws {
+        let agent = try await RunningAgent(
             config: RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")))
-        #expect(agent.child.waitForStderr(containing: "blesim pid"))
+        #expect(await agent.child.waitForStderr(containing: "blesim pid"))
         let pids = Self.childPIDs(in: agent.child.stderrText)
         try #require(pids.count == 2, "\(agent.child.stderrText)")
-        // pidfds of processes that are not our children: readable once each has exited.
-        let pidfds = pids.map { clinux_pidfd_open($0) }
-        defer { for fd in pidfds where fd >= 0 { close(fd) } }
-        try #require(pidfds.allSatisfy { $0 >= 0 })
         #expect(pids.allSatisfy(processAlive))
         // A moment after READY the agent's threads are all up; the children
-        // were forked from its spawn thread long before.
+        // were forked from its shared loop's thread long before.
         agent.signal(SIGKILL)
-        var exited = Set<Int>()
-        let end = ContinuousClock.now.advanced(by: .seconds(30))
-        while exited.count < pidfds.count {
-            let remaining = ContinuousClock.now.duration(to: end)
-            guard remaining > .zero else { break }
-            var fds = pidfds.enumerated().filter { !exited.contains($0.offset) }.map {
-                pollfd(fd: $0.element, events: Int16(POLLIN), revents: 0)
-            }
-            let ready = poll(&fds, nfds_t(fds.count), Int32(remaining.components.seconds * 1000 + 1))
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { break }
-            for entry in fds where entry.revents != 0 {
-                if let index = pidfds.firstIndex(of: entry.fd) { exited.insert(index) }
-            }
+        // Not our children: each is watched through a pidfd on the shared loop, readable once it has exited.
+        for pid in pids {
+            let exited = await ChildProcess.waitForExit(of: pid, timeout: .seconds(30))
+            #expect(exited, "child \(pid) still running 30 s after the agent was SIGKILLed")
+            if !exited { kill(pid, SIGKILL) }
         }
-        for (index, pid) in pids.enumerated() {
-            #expect(exited.contains(index), "child \(pid) still running 30 s after the agent was SIGKILLed")
-            if !exited.contains(index) { kill(pid, SIGKILL) }
-        }
-        #expect(agent.child.finish().status == 128 + SIGKILL)
+        #expect(await agent.child.finish().status == 128 + SIGKILL)
     }
 
     /// The bus and blesim pids from the agent's `sim: private bus ... (pid N), blesim pid M` line.

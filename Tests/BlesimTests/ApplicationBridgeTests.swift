@@ -1,3 +1,4 @@
+import BLETesting
 import DBus
 import Foundation
 import Testing
@@ -20,23 +21,27 @@ struct ApplicationBridgeTests {
 
     struct Bench {
         let bus: PrivateBus
-        let sim: Blesim
+        let sim: BlesimProcess
         let client: BlueZClient
-        let app: ChildProcess
+        let app: TestProcess
         /// hci0 as a Device1 under hci1.
         let peripheral: String
         /// hci1 as a Device1 under hci0 (the central, as hci0's bluetoothd shows it).
         let central: String
 
         static func start() async throws -> Bench {
-            let bus = try PrivateBus()
-            let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario, "--adapters", "2"])
+            let bus = try await PrivateBus.start()
+            let sim = try await BlesimProcess.start(
+                address: bus.address, scenario: nil, options: ["--scenario", Air.scenario, "--adapters", "2"])
             let client = try await BlueZClient.connect(bus)
-            let app = try ChildProcess(
+            let app = try await TestProcess(
                 python, ["-u", ApplicationBridgeTests.app, "hci0"],
                 environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
-            guard try app.waitForLine(within: 60, where: { $0 == "ready" || $0.contains("failed") }) == "ready" else {
-                throw HarnessError("bridge-app.py: \(app.transcript) \(app.finish())")
+            guard
+                await app.waitForLine(within: .seconds(60), where: { $0 == "ready" || $0.contains("failed") })
+                    == "ready"
+            else {
+                throw HarnessError("bridge-app.py: \(app.outputText) \(await app.finish())")
             }
             func device(_ of: String, under: String) async throws -> String {
                 guard case .string(let address)? = try await client.property(of, "org.bluez.Adapter1", "Address") else {
@@ -77,8 +82,8 @@ struct ApplicationBridgeTests {
         }
 
         /// Waits for the application to print a line satisfying `predicate`.
-        func appSays(_ predicate: (String) -> Bool) throws -> String? {
-            try app.waitForLine(within: 60, where: predicate)
+        func appSays(_ predicate: (String) -> Bool) async throws -> String? {
+            await app.waitForLine(within: .seconds(60), where: predicate)
         }
 
         /// The options the application saw, as it prints them, for hci1 on hci0 (the scenario's MTU).
@@ -86,12 +91,11 @@ struct ApplicationBridgeTests {
     }
 
     /// Receives one packet from `fd` within `seconds` (nil on timeout or end of file).
-    static func receive(_ fd: Int32, within seconds: Double = 60) -> [UInt8]? {
-        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, Int32(seconds * 1000)) == 1 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 600)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        return count > 0 ? Array(buffer[0..<count]) : nil
+    static func receive(_ fd: Int32, within seconds: Double = 60) async -> [UInt8]? {
+        guard let packet = await readWhenReady(fd, capacity: 600, within: .milliseconds(Int64(seconds * 1000))),
+            !packet.isEmpty
+        else { return nil }
+        return packet
     }
 
     /// The Battery1 properties of an InterfacesAdded for `path`, if one was signalled.
@@ -120,14 +124,14 @@ struct ApplicationBridgeTests {
             return
         }
         #expect(reply.last?.unwrapped == .uint16(UInt16(Air.mtu)))
-        #expect(try bench.appSays { $0 == "StartNotify pulse" } != nil, "\(bench.app.transcript)")
-        let first = Self.receive(fd)
-        let second = Self.receive(fd)
+        #expect(try await bench.appSays { $0 == "StartNotify pulse" } != nil, "\(bench.app.outputText)")
+        let first = await Self.receive(fd)
+        let second = await Self.receive(fd)
         #expect(
             first?.count == 1 && second?.count == 1 && first != second,
             "\(String(describing: first)) \(String(describing: second))")
         close(fd)
-        #expect(try bench.appSays { $0 == "StopNotify pulse" } != nil, "\(bench.app.transcript)")
+        #expect(try await bench.appSays { $0 == "StopNotify pulse" } != nil, "\(bench.app.outputText)")
         _ = bench.sim
     }
 
@@ -140,14 +144,14 @@ struct ApplicationBridgeTests {
         let stream = try await bench.characteristic(Self.uuid(3))
         _ = try await bench.client.call(stream, BlueZClient.characteristic, "StartNotify")
         let expected = "AcquireNotify stream \(bench.options)"
-        #expect(try bench.appSays { $0.hasPrefix("AcquireNotify stream") } == expected, "\(bench.app.transcript)")
+        #expect(try await bench.appSays { $0.hasPrefix("AcquireNotify stream") } == expected, "\(bench.app.outputText)")
         #expect(
             await bench.client.log.wait(until: { messages in
                 BlueZClient.values(messages, stream).filter { $0.first == 0x10 }.count >= 2
             }))
-        #expect(!bench.app.transcript.contains("StartNotify stream"))
+        #expect(!bench.app.outputText.contains("StartNotify stream"))
         _ = try await bench.client.call(stream, BlueZClient.characteristic, "StopNotify")
-        #expect(try bench.appSays { $0 == "stream socket closed" } != nil, "\(bench.app.transcript)")
+        #expect(try await bench.appSays { $0 == "stream socket closed" } != nil, "\(bench.app.outputText)")
         _ = bench.sim
     }
 
@@ -167,18 +171,18 @@ struct ApplicationBridgeTests {
         for byte: UInt8 in [0x2a, 0x2b] {
             _ = [byte].withUnsafeBytes { send(fd, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
         }
-        #expect(try bench.appSays { $0.hasPrefix("WriteValue data 2a") } == "WriteValue data 2a \(bench.options)")
-        #expect(try bench.appSays { $0.hasPrefix("WriteValue data") } == "WriteValue data 2b \(bench.options)")
+        #expect(try await bench.appSays { $0.hasPrefix("WriteValue data 2a") } == "WriteValue data 2a \(bench.options)")
+        #expect(try await bench.appSays { $0.hasPrefix("WriteValue data") } == "WriteValue data 2b \(bench.options)")
         close(fd)
 
         let sink = try await bench.characteristic(Self.uuid(4))
         try await bench.client.write(sink, [0x55], type: "command")
         try await bench.client.write(sink, [0x56], type: "command")
-        #expect(try bench.appSays { $0.hasPrefix("AcquireWrite sink") } == "AcquireWrite sink \(bench.options)")
-        #expect(try bench.appSays { $0.hasPrefix("sink got") } == "sink got 55")
-        #expect(try bench.appSays { $0.hasPrefix("sink got") } == "sink got 56", "\(bench.app.transcript)")
-        #expect(bench.app.transcript.components(separatedBy: "AcquireWrite sink").count == 2)
-        #expect(!bench.app.transcript.contains("WriteValue sink"))
+        #expect(try await bench.appSays { $0.hasPrefix("AcquireWrite sink") } == "AcquireWrite sink \(bench.options)")
+        #expect(try await bench.appSays { $0.hasPrefix("sink got") } == "sink got 55")
+        #expect(try await bench.appSays { $0.hasPrefix("sink got") } == "sink got 56", "\(bench.app.outputText)")
+        #expect(bench.app.outputText.components(separatedBy: "AcquireWrite sink").count == 2)
+        #expect(!bench.app.outputText.contains("WriteValue sink"))
         _ = bench.sim
     }
 
@@ -192,16 +196,16 @@ struct ApplicationBridgeTests {
         let stream = try await bench.characteristic(Self.uuid(3))
         _ = try await bench.client.call(pulse, BlueZClient.characteristic, "StartNotify")
         _ = try await bench.client.call(stream, BlueZClient.characteristic, "StartNotify")
-        #expect(try bench.appSays { $0.hasPrefix("AcquireNotify stream") } != nil, "\(bench.app.transcript)")
+        #expect(try await bench.appSays { $0.hasPrefix("AcquireNotify stream") } != nil, "\(bench.app.outputText)")
         // Packets from the application's socket arrive: blesim holds the socket.
         #expect(
             await bench.client.log.wait(until: { BlueZClient.values($0, stream).contains { $0.first == 0x10 } }))
-        #expect(bench.app.transcript.contains("StartNotify pulse"))
-        #expect(bench.app.transcript.contains("StartNotify battery"))
+        #expect(bench.app.outputText.contains("StartNotify pulse"))
+        #expect(bench.app.outputText.contains("StartNotify battery"))
         _ = try await bench.client.call(bench.peripheral, "org.bluez.Device1", "Disconnect")
         var wanted: Set<String> = ["StopNotify pulse", "stream socket closed", "StopNotify battery"]
-        while !wanted.isEmpty, let line = try bench.appSays({ wanted.contains($0) }) { wanted.remove(line) }
-        #expect(wanted.isEmpty, "\(bench.app.transcript)")
+        while !wanted.isEmpty, let line = try await bench.appSays({ wanted.contains($0) }) { wanted.remove(line) }
+        #expect(wanted.isEmpty, "\(bench.app.outputText)")
         _ = bench.sim
     }
 
@@ -213,16 +217,16 @@ struct ApplicationBridgeTests {
         try await bench.connect()
         let alert = try await bench.characteristic(Self.uuid(5))
         _ = try await bench.client.call(alert, BlueZClient.characteristic, "StartNotify")
-        #expect(try bench.appSays { $0 == "StartNotify alert" } != nil)
+        #expect(try await bench.appSays { $0 == "StartNotify alert" } != nil)
         for _ in 0..<3 {
-            #expect(try bench.appSays { $0 == "Confirm alert" } != nil, "\(bench.app.transcript)")
+            #expect(try await bench.appSays { $0 == "Confirm alert" } != nil, "\(bench.app.outputText)")
         }
         #expect(await bench.client.log.wait(until: { BlueZClient.values($0, alert).count >= 3 }))
         // A characteristic that notifies is never confirmed.
         let pulse = try await bench.characteristic(Self.uuid(2))
         _ = try await bench.client.call(pulse, BlueZClient.characteristic, "StartNotify")
         #expect(await bench.client.log.wait(until: { BlueZClient.values($0, pulse).count >= 3 }))
-        #expect(!bench.app.transcript.contains("Confirm pulse"))
+        #expect(!bench.app.outputText.contains("Confirm pulse"))
         _ = bench.sim
     }
 
@@ -255,7 +259,7 @@ struct ApplicationBridgeTests {
         #expect(device["RSSI"] == nil && device["Name"] == nil)
         // The `device` option of the application's calls names this object.
         _ = try await bench.client.read(try await bench.characteristic(Self.uuid(1)))
-        #expect(try bench.appSays { $0.hasPrefix("ReadValue data") } == "ReadValue data \(bench.options)")
+        #expect(try await bench.appSays { $0.hasPrefix("ReadValue data") } == "ReadValue data \(bench.options)")
 
         _ = try await bench.client.call(bench.peripheral, "org.bluez.Device1", "Disconnect")
         #expect(await bench.client.log.wait(until: { BlueZClient.changed($0, central, "Connected", .boolean(false)) }))
@@ -281,8 +285,8 @@ struct ApplicationBridgeTests {
         #expect(
             await bench.client.log.wait(until: { Self.batteryAdded($0, peripheral)?["Percentage"] == .byte(80) }))
         // The plugin read the level, then wrote the CCC: the application's StartNotify.
-        #expect(try bench.appSays { $0 == "StartNotify battery" } != nil)
-        #expect(bench.app.transcript.contains("ReadValue battery \(bench.options)"))
+        #expect(try await bench.appSays { $0 == "StartNotify battery" } != nil)
+        #expect(bench.app.outputText.contains("ReadValue battery \(bench.options)"))
         #expect(await bench.client.log.wait(until: { BlueZClient.changed($0, peripheral, "Percentage", .byte(79)) }))
         // The plugin's subscription is not a D-Bus client's: Notifying stays false.
         let level = try await bench.characteristic("00002a19-0000-1000-8000-00805f9b34fb")
@@ -304,8 +308,9 @@ struct ApplicationBridgeTests {
 
     @Test("Battery1 on a scenario device: Percentage from its Battery Level; Source absent without --experimental")
     func batteryFromScenarioDevice() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         #expect(await client.log.wait(until: { Self.batteryAdded($0, Air.hrm) != nil }))

@@ -1,3 +1,4 @@
+import BLETesting
 import DBus
 import Testing
 
@@ -17,8 +18,9 @@ enum Air {
 struct BlesimTests {
     @Test("adapters hci0 and hci1 are present with bluetoothd's Adapter1 properties (--adapters 2)")
     func adapters() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario, "--adapters", "2"])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario, "--adapters", "2"])
         let client = try await BlueZClient.connect(bus)
         let objects = try await client.managedObjects()
         #expect(objects["/org/bluez"]?["org.bluez.AgentManager1"] != nil)
@@ -34,8 +36,9 @@ struct BlesimTests {
 
     @Test("Powered can be switched off and on; discovery is NotReady while off")
     func powered() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.setProperty("/org/bluez/hci0", "org.bluez.Adapter1", "Powered", .boolean(false))
         #expect(
@@ -49,8 +52,9 @@ struct BlesimTests {
 
     @Test("powering off during discovery ends it: Discovering goes false")
     func powerOffStopsDiscovery() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.adapter("StartDiscovery")
         #expect(await client.log.wait { Signals.discovering($0, is: true) })
@@ -61,8 +65,9 @@ struct BlesimTests {
 
     @Test("a discovery finds the scenario's discoverable devices with their advertised properties")
     func discovery() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.adapter("StartDiscovery")
         let found = await client.log.wait { messages in
@@ -100,8 +105,9 @@ struct BlesimTests {
 
     @Test("a device's Alias can be set")
     func deviceAlias() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.adapter("StartDiscovery")
         #expect(await client.log.wait { Signals.addedDevices($0)[Air.near] != nil })
@@ -112,8 +118,9 @@ struct BlesimTests {
 
     @Test("a UUID filter: only devices advertising the service appear")
     func uuidFilter() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         let filter = DBusValue.dictionary(
             key: .string, value: .variant,
@@ -129,8 +136,9 @@ struct BlesimTests {
 
     @Test("an RSSI filter: weaker devices stay hidden; a filtered discovery shows non-discoverable ones")
     func rssiFilter() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         let filter = DBusValue.dictionary(
             key: .string, value: .variant, [(key: .string("RSSI"), value: .variant(.int16(-70)))])
@@ -143,8 +151,9 @@ struct BlesimTests {
 
     @Test("a client that leaves the bus loses its discovery session: Discovering goes false")
     func clientLeaves() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let watcher = try await BlueZClient.connect(bus)
         let scanner = try await BlueZClient.connect(bus)
         try await scanner.adapter("StartDiscovery")
@@ -157,8 +166,9 @@ struct BlesimTests {
 
     @Test("errors carry bluetoothd's names")
     func errors() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         #expect(await client.errorName { try await client.adapter("StopDiscovery") } == "org.bluez.Error.Failed")
         try await client.adapter("StartDiscovery")

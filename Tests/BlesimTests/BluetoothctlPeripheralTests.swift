@@ -1,3 +1,4 @@
+import BLETesting
 import DBus
 import Foundation
 import Testing
@@ -23,40 +24,42 @@ struct BluetoothctlPeripheralTests {
             case .string(let hci1)? = try await bench.client.property(
                 "/org/bluez/hci1", "org.bluez.Adapter1", "Address")
         else { throw HarnessError("adapters without Address") }
-        let shell = try ChildProcess(
+        let shell = try await TestProcess(
             BluetoothctlTests.bluetoothctl, [], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bench.bus.address],
             input: true)
-        func sees(_ wanted: @escaping (String) -> Bool) throws -> Bool {
-            try shell.waitForLine(within: 60, where: { wanted(BluetoothctlTests.withoutColours($0)) }) != nil
+        func sees(_ wanted: @escaping (String) -> Bool) async throws -> Bool {
+            await shell.waitForLine(within: .seconds(60), where: { wanted(BluetoothctlTests.withoutColours($0)) })
+                != nil
         }
-        func sees(_ text: String) throws -> Bool { try sees { $0.contains(text) } }
+        func sees(_ text: String) async throws -> Bool { try await sees { $0.contains(text) } }
         shell.send("select " + hci1)
         shell.send("scan on")
-        #expect(try sees("[NEW] Device \(hci0) TestAdvertisement"), "\(shell.transcript)")
+        #expect(try await sees("[NEW] Device \(hci0) TestAdvertisement"), "\(shell.outputText)")
         shell.send("scan off")
         shell.send("connect " + hci0)
-        #expect(try sees("Connection successful"), "\(shell.transcript)")
-        #expect(try sees("ServicesResolved: yes"), "\(shell.transcript)")
+        #expect(try await sees("Connection successful"), "\(shell.outputText)")
+        #expect(try await sees("ServicesResolved: yes"), "\(shell.outputText)")
         shell.send("menu gatt")
         shell.send("list-attributes " + hci0)
-        #expect(try sees("00002a19-0000-1000-8000-00805f9b34fb"), "\(shell.transcript)")
+        #expect(try await sees("00002a19-0000-1000-8000-00805f9b34fb"), "\(shell.outputText)")
         shell.send("select-attribute 00002a19-0000-1000-8000-00805f9b34fb")
         shell.send("read")
         // The read reached the application (it prints each one) and its value came back.
         #expect(
-            try bench.server.waitForLine(within: 60, where: { $0.hasPrefix("Battery Level read: ") }) != nil,
-            "\(bench.server.transcript)")
-        #expect(try sees("Attempting to read"), "\(shell.transcript)")
+            await bench.server.waitForLine(within: .seconds(60), where: { $0.hasPrefix("Battery Level read: ") })
+                != nil,
+            "\(bench.server.outputText)")
+        #expect(try await sees("Attempting to read"), "\(shell.outputText)")
         shell.send("select-attribute 00002a37-0000-1000-8000-00805f9b34fb")
         shell.send("notify on")
-        #expect(try sees("Notify started"), "\(shell.transcript)")
+        #expect(try await sees("Notify started"), "\(shell.outputText)")
         // example-gatt-server notifies 06 (0e with Energy Expended) and a rate of 90...130 each second.
         for _ in 0..<2 {
-            #expect(try sees { $0.contains("  06 ") || $0.contains("  0e ") }, "\(shell.transcript)")
+            #expect(try await sees { $0.contains("  06 ") || $0.contains("  0e ") }, "\(shell.outputText)")
         }
         shell.send("quit")
         shell.closeInput()
-        _ = shell.finish()
+        _ = await shell.finish()
         _ = bench.sim
     }
 }

@@ -1,3 +1,4 @@
+import BLETesting
 import Foundation
 import Testing
 
@@ -16,21 +17,27 @@ struct ExampleGATTClientTests {
         "example-gatt-client reads Body Sensor Location and receives Heart Rate Measurement notifications",
         .enabled(if: available))
     func heartRate() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
-        let example = try ChildProcess(
+        let example = try await TestProcess(
             Self.python, ["-u", Self.script], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
-        #expect(try example.waitForLine(within: 60, where: { $0.contains("Heart Rate Service found") }) != nil)
-        #expect(try example.waitForLine(within: 60, where: { $0 == "Body sensor location value: Chest" }) != nil)
-        #expect(try example.waitForLine(within: 60, where: { $0 == "HR Measurement notifications enabled" }) != nil)
+        #expect(
+            await example.waitForLine(within: .seconds(60), where: { $0.contains("Heart Rate Service found") }) != nil)
+        #expect(
+            await example.waitForLine(within: .seconds(60), where: { $0 == "Body sensor location value: Chest" }) != nil
+        )
+        #expect(
+            await example.waitForLine(within: .seconds(60), where: { $0 == "HR Measurement notifications enabled" })
+                != nil)
         for _ in 0..<2 {
-            #expect(try example.waitForLine(within: 60, where: { $0 == "New HR Measurement" }) != nil)
-            let rate = try example.waitForLine(within: 60, where: { $0.hasPrefix("\tHR: ") })
-            #expect(["\tHR: 72", "\tHR: 74", "\tHR: 76", "\tHR: 78"].contains(rate ?? ""), "\(example.transcript)")
+            #expect(await example.waitForLine(within: .seconds(60), where: { $0 == "New HR Measurement" }) != nil)
+            let rate = await example.waitForLine(within: .seconds(60), where: { $0.hasPrefix("\tHR: ") })
+            #expect(["\tHR: 72", "\tHR: 74", "\tHR: 76", "\tHR: 78"].contains(rate ?? ""), "\(example.outputText)")
         }
-        example.terminate()
+        example.signal(SIGTERM)
         _ = sim
     }
 }

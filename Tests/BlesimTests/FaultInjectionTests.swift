@@ -1,3 +1,4 @@
+import BLETesting
 import DBus
 import Testing
 
@@ -8,8 +9,9 @@ struct FaultInjectionTests {
 
     @Test("FailNext fails the next N operations with the given error, then operations succeed")
     func failNext() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         try await client.control(
@@ -29,8 +31,9 @@ struct FaultInjectionTests {
 
     @Test("a timeout fault does not answer before the ATT timeout (30 s): a shorter client deadline expires")
     func timeout() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         try await client.control("FailNext", [Self.address, .string(""), .uint32(1), .string("timeout"), .string("")])
@@ -47,8 +50,9 @@ struct FaultInjectionTests {
         "a timeout fault on Connect: Failed le-connection-abort-by-local after the scenario's connectFailSeconds, then Connect works"
     )
     func connectTimeout() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         // Discover HRM-C, then leave it disconnected with the fault armed.
         try await client.connectHRM()
@@ -76,8 +80,9 @@ struct FaultInjectionTests {
 
     @Test("SetDelay holds answers back; a second read at another offset meanwhile is InProgress")
     func delayAndInProgress() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         try await client.control("SetDelay", [Self.address, .double(2)])
@@ -93,8 +98,9 @@ struct FaultInjectionTests {
 
     @Test("DropLink, Silence, Move and PowerCycle: the link goes down and Connect fails le-connection-abort-by-local")
     func linkFaults() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         try await client.control("DropLink", [Self.address])

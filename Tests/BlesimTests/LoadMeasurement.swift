@@ -1,3 +1,4 @@
+import BLETesting
 import DBus
 import Foundation
 import Testing
@@ -21,8 +22,8 @@ func measureReportRate() async throws {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("blesim-load-\(count).json").path
     try #"{"adapters": 1, "devices": [\#(devices.joined(separator: ","))]}"#.write(
         toFile: path, atomically: true, encoding: .utf8)
-    let bus = try PrivateBus()
-    let sim = try Blesim(bus: bus, arguments: ["--scenario", path])
+    let bus = try await PrivateBus.start()
+    let sim = try await BlesimProcess.start(address: bus.address, scenario: nil, options: ["--scenario", path])
     let connection = try await DBusConnection.connect(address: bus.address)
     let stream = try await connection.signals(MatchRule(sender: "org.bluez"), buffering: .newest(1_000_000))
     let adapter = try ObjectPath("/org/bluez/hci0")

@@ -1,3 +1,4 @@
+import BLETesting
 import DBus
 import Foundation
 import Synchronization
@@ -134,8 +135,8 @@ struct LocalApplicationTests {
         "a second registration of the same application is AlreadyExists; an advertisement over 31 + 31 bytes is Failed; power off Releases the advertisement"
     )
     func registrationChecks() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--adapters", "2"])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(address: bus.address, scenario: nil, options: ["--adapters", "2"])
         let calls = Calls()
         let app = try await DBusConnection.connect(address: bus.address)
         try Self.exportApplication(app, calls: calls)
@@ -171,8 +172,8 @@ struct LocalApplicationTests {
         "applications without a valid service are Failed \"No valid service object found\"; SupportedInstances counts the free instance; SupportedIncludes as bluetoothd"
     )
     func validationAndInstances() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--adapters", "1"])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(address: bus.address, scenario: nil, options: ["--adapters", "1"])
         let client = try await BlueZClient.connect(bus)
         let manager = "org.bluez.LEAdvertisingManager1"
         #expect(try await client.property("/org/bluez/hci0", manager, "SupportedInstances") == .byte(1))
@@ -217,8 +218,8 @@ struct LocalApplicationTests {
         "an advertisement's SolicitUUIDs and Data count in the advertising data: too long, a type bluetoothd builds itself or a bad UUID is Failed; a fitting one registers"
     )
     func solicitAndData() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--adapters", "4"])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(address: bus.address, scenario: nil, options: ["--adapters", "4"])
         let client = try await BlueZClient.connect(bus)
         let app = try await DBusConnection.connect(address: bus.address)
         func export(_ path: String, solicit: [String], data: [(UInt8, [UInt8])], manufacturer: [UInt8]) throws {
@@ -278,8 +279,8 @@ struct LocalApplicationTests {
         "a remote read passes device, mtu and link \"LE\" (offset only when non-zero); an application error maps through ATT; StartNotify and Value changes notify"
     )
     func optionsAndNotifications() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--adapters", "2"])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(address: bus.address, scenario: nil, options: ["--adapters", "2"])
         let calls = Calls()
         let app = try await DBusConnection.connect(address: bus.address)
         try Self.exportApplication(app, calls: calls)

@@ -1,3 +1,4 @@
+import BLETesting
 import DBus
 import Foundation
 import Testing
@@ -18,26 +19,30 @@ struct PeripheralRoleTests {
     /// blesim with two adapters, the example server and advertisement on hci0, and a client.
     struct Bench {
         let bus: PrivateBus
-        let sim: Blesim
+        let sim: BlesimProcess
         let client: BlueZClient
-        let server: ChildProcess
-        let advertiser: ChildProcess
+        let server: TestProcess
+        let advertiser: TestProcess
         /// hci0 as a Device1 under hci1.
         let peripheral: String
 
         static func start() async throws -> Bench {
-            let bus = try PrivateBus()
-            let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario, "--adapters", "2"])
+            let bus = try await PrivateBus.start()
+            let sim = try await BlesimProcess.start(
+                address: bus.address, scenario: nil, options: ["--scenario", Air.scenario, "--adapters", "2"])
             let client = try await BlueZClient.connect(bus)
             let environment = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address]
-            let server = try ChildProcess(python, ["-u", examples + "example-gatt-server"], environment: environment)
-            guard try server.waitForLine(within: 60, where: { $0 == "GATT application registered" }) != nil else {
-                throw HarnessError("example-gatt-server: \(server.transcript)")
+            let server = try await TestProcess(
+                python, ["-u", examples + "example-gatt-server"], environment: environment)
+            guard await server.waitForLine(within: .seconds(60), where: { $0 == "GATT application registered" }) != nil
+            else {
+                throw HarnessError("example-gatt-server: \(server.outputText)")
             }
-            let advertiser = try ChildProcess(
+            let advertiser = try await TestProcess(
                 python, ["-u", examples + "example-advertisement"], environment: environment)
-            guard try advertiser.waitForLine(within: 60, where: { $0 == "Advertisement registered" }) != nil else {
-                throw HarnessError("example-advertisement: \(advertiser.transcript)")
+            guard await advertiser.waitForLine(within: .seconds(60), where: { $0 == "Advertisement registered" }) != nil
+            else {
+                throw HarnessError("example-advertisement: \(advertiser.outputText)")
             }
             guard
                 case .string(let address)? = try await client.property(
@@ -108,7 +113,9 @@ struct PeripheralRoleTests {
         let battery = try await bench.characteristic("2a19")
         let value = try await bench.client.read(battery)
         #expect(value.count == 1 && value[0] <= 100)
-        #expect(try bench.server.waitForLine(within: 60, where: { $0.hasPrefix("Battery Level read: ") }) != nil)
+        #expect(
+            await bench.server.waitForLine(within: .seconds(60), where: { $0.hasPrefix("Battery Level read: ") }) != nil
+        )
         _ = bench.sim
     }
 
@@ -132,7 +139,9 @@ struct PeripheralRoleTests {
         }
         // Accepted: the application saw the value.
         try await bench.client.write(controlPoint, [1])
-        #expect(try bench.server.waitForLine(within: 60, where: { $0 == "Energy Expended field reset!" }) != nil)
+        #expect(
+            await bench.server.waitForLine(within: .seconds(60), where: { $0 == "Energy Expended field reset!" }) != nil
+        )
         _ = bench.sim
     }
 
@@ -142,21 +151,22 @@ struct PeripheralRoleTests {
     func exampleClientAgainstExampleServer() async throws {
         let bench = try await Bench.start()
         try await bench.connect()
-        let example = try ChildProcess(
+        let example = try await TestProcess(
             Self.python, ["-u", Self.examples + "example-gatt-client"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bench.bus.address])
-        #expect(try example.waitForLine(within: 60, where: { $0.contains("Heart Rate Service found") }) != nil)
+        #expect(
+            await example.waitForLine(within: .seconds(60), where: { $0.contains("Heart Rate Service found") }) != nil)
         // The read's and StartNotify's replies come in either order.
         var wanted: Set<String> = ["Body sensor location value: Chest", "HR Measurement notifications enabled"]
         var measurements = 0
         while !wanted.isEmpty || measurements < 2,
-            let line = try example.waitForLine(within: 60, where: { _ in true })
+            let line = await example.waitForLine(within: .seconds(60), where: { _ in true })
         {
             wanted.remove(line)
             if line == "New HR Measurement" { measurements += 1 }
         }
-        #expect(wanted.isEmpty && measurements >= 2, "\(example.transcript)\nserver: \(bench.server.transcript)")
-        example.terminate()
+        #expect(wanted.isEmpty && measurements >= 2, "\(example.outputText)\nserver: \(bench.server.outputText)")
+        example.signal(SIGTERM)
         _ = bench.sim
     }
 
@@ -167,10 +177,10 @@ struct PeripheralRoleTests {
         let bench = try await Bench.start()
         try await bench.connect()
         let peripheral = bench.peripheral
-        bench.server.terminate()
+        bench.server.signal(SIGTERM)
         #expect(
             await bench.client.log.wait(until: { BlueZClient.changed($0, peripheral, "Connected", .boolean(false)) }))
-        bench.advertiser.terminate()
+        bench.advertiser.signal(SIGTERM)
         #expect(
             await bench.client.log.wait(until: {
                 BlueZClient.changed($0, "/org/bluez/hci0", "ActiveInstances", .byte(0))

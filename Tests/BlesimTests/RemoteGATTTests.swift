@@ -1,3 +1,4 @@
+import BLETesting
 import DBus
 import Testing
 
@@ -11,8 +12,9 @@ struct RemoteGATTTests {
     @Test(
         "Connect: Connected, then the GATT objects (handle-named paths), then ServicesResolved; Disconnect in reverse")
     func connectOrder() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         let messages = client.log.messages
@@ -55,8 +57,9 @@ struct RemoteGATTTests {
 
     @Test("ReadValue and WriteValue: short, long (offset), reliable; errors as gatt-client.c reports them")
     func readWrite() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         #expect(try await client.read(HRM.batteryLevel) == [100])
@@ -91,8 +94,9 @@ struct RemoteGATTTests {
 
     @Test("StartNotify: Notifying, then a Value change per notification; StopNotify ends the client's session")
     func notifications() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         _ = try await client.call(HRM.measurement, BlueZClient.characteristic, "StartNotify")
@@ -112,8 +116,9 @@ struct RemoteGATTTests {
 
     @Test("AcquireNotify: a SOCK_SEQPACKET socket with the MTU delivers notifications; closing it releases")
     func acquireNotify() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         let reply = try await client.call(
@@ -127,11 +132,10 @@ struct RemoteGATTTests {
         let raw = try #require(fd.take())
         var packets: [[UInt8]] = []
         for _ in 0..<2 {
-            var poller = pollfd(fd: raw, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 30_000) == 1 else { break }
-            var buffer = [UInt8](repeating: 0, count: 64)
-            let count = buffer.withUnsafeMutableBytes { recv(raw, $0.baseAddress, $0.count, 0) }
-            if count > 0 { packets.append(Array(buffer[0..<count])) }
+            guard let packet = await readWhenReady(raw, capacity: 64, within: .seconds(30)), !packet.isEmpty else {
+                break
+            }
+            packets.append(packet)
         }
         #expect(packets.count == 2)
         #expect(packets.allSatisfy { $0.count == 2 && $0[0] == 6 })
@@ -143,8 +147,9 @@ struct RemoteGATTTests {
         "AcquireWrite: a socket with the MTU, WriteAcquired true; WriteValue meanwhile is NotPermitted \"Write acquired\"; closing releases"
     )
     func acquireWrite() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         let reply = try await client.call(

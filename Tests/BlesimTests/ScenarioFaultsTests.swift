@@ -1,3 +1,4 @@
+import BLETesting
 import DBus
 import Foundation
 import Testing
@@ -25,8 +26,9 @@ struct ScenarioFaultsTests {
 
     @Test("a timeout fault: after the ATT timeout the client gets Failed 0x0e, then the link drops")
     func attTimeout() async throws {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario, "--att-timeout", "0.5"])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario, "--att-timeout", "0.5"])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         try await client.control(
@@ -54,8 +56,8 @@ struct ScenarioFaultsTests {
               { "fault": "dropLink", "after": "connect", "at": 1.5, "device": "\(HRM.address)" } ]
             """)
         defer { unlink(path) }
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", path])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(address: bus.address, scenario: nil, options: ["--scenario", path])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
         #expect(
@@ -76,9 +78,10 @@ struct ScenarioFaultsTests {
                 "value": "0000", "behaviour": { "counter": { "start": 0, "step": 1, "format": "uint16" }, "everyMs": 1 } } ] } ] } } ] }
             """)
         defer { unlink(path) }
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.start()
         // 100 ms, one packet per event: 10 notifications/s (1,000/s offered).
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", path, "--link", "interval=100,packets=1"])
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", path, "--link", "interval=100,packets=1"])
         let client = try await BlueZClient.connect(bus)
         let device = "/org/bluez/hci0/dev_D0_00_00_00_00_01"
         let value = device + "/service000a/char000b"
@@ -109,8 +112,9 @@ struct ScenarioFaultsTests {
                 { "uuid": "2A00", "flags": ["read", "write-without-response"], "value": "00" } ] } ] } } ] }
             """)
         defer { unlink(path) }
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", path, "--link", "interval=100,packets=1"])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", path, "--link", "interval=100,packets=1"])
         let client = try await BlueZClient.connect(bus)
         let device = "/org/bluez/hci0/dev_D0_00_00_00_00_02"
         let value = device + "/service000a/char000b"
@@ -145,8 +149,8 @@ struct ScenarioFaultsTests {
               "rssi": { "noise": 2 }, "repeat": { "count": 2000, "distance": [1, 30] } } ] }
             """)
         defer { unlink(path) }
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", path])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(address: bus.address, scenario: nil, options: ["--scenario", path])
         let connection = try await DBusConnection.connect(address: bus.address)
         let stream = try await connection.signals(
             MatchRule(sender: "org.bluez", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded"),

@@ -1,3 +1,4 @@
+import BLETesting
 import DBus
 import Foundation
 import Testing
@@ -7,15 +8,17 @@ import Testing
 struct VirtualCentralTests {
     static let hci0 = DBusValue.string("hci0")
 
-    static func start() async throws -> (PrivateBus, Blesim, BlueZClient, ChildProcess) {
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", Air.scenario, "--adapters", "2"])
+    static func start() async throws -> (PrivateBus, BlesimProcess, BlueZClient, TestProcess) {
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(
+            address: bus.address, scenario: nil, options: ["--scenario", Air.scenario, "--adapters", "2"])
         let client = try await BlueZClient.connect(bus)
-        let server = try ChildProcess(
+        let server = try await TestProcess(
             PeripheralRoleTests.python, ["-u", PeripheralRoleTests.examples + "example-gatt-server"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
-        guard try server.waitForLine(within: 60, where: { $0 == "GATT application registered" }) != nil else {
-            throw HarnessError("example-gatt-server: \(server.transcript)")
+        guard await server.waitForLine(within: .seconds(60), where: { $0 == "GATT application registered" }) != nil
+        else {
+            throw HarnessError("example-gatt-server: \(server.outputText)")
         }
         return (bus, sim, client, server)
     }
@@ -39,7 +42,7 @@ struct VirtualCentralTests {
         _ = try await control(client, "CentralConnect", [Self.hci0])
         let reply = try await control(client, "CentralRead", [Self.hci0, .string("2a19")])
         #expect(reply.first?.bytesValue?.count == 1)
-        #expect(try server.waitForLine(within: 60, where: { $0.hasPrefix("Battery Level read: ") }) != nil)
+        #expect(await server.waitForLine(within: .seconds(60), where: { $0.hasPrefix("Battery Level read: ") }) != nil)
         let missing = await client.errorName {
             _ = try await control(client, "CentralRead", [Self.hci0, .string("2a00")])
         }
@@ -62,7 +65,7 @@ struct VirtualCentralTests {
             #expect(error.message == "Operation failed with ATT error: 0x80")
         }
         _ = try await control(client, "CentralWrite", [Self.hci0, point, .bytes([1]), .boolean(true)])
-        #expect(try server.waitForLine(within: 60, where: { $0 == "Energy Expended field reset!" }) != nil)
+        #expect(await server.waitForLine(within: .seconds(60), where: { $0 == "Energy Expended field reset!" }) != nil)
         _ = (sim, bus)
     }
 
@@ -82,7 +85,8 @@ struct VirtualCentralTests {
         #expect(arguments.first == .string("/org/bluez/hci0"))
         #expect(arguments.dropFirst().first == .string("00002a37-0000-1000-8000-00805f9b34fb"))
         _ = try await control(client, "CentralSubscribe", [Self.hci0, .string("2a37"), .boolean(false)])
-        #expect(try server.waitForLine(within: 60, where: { $0 == "Update HR Measurement Simulation" }) != nil)
+        #expect(
+            await server.waitForLine(within: .seconds(60), where: { $0 == "Update HR Measurement Simulation" }) != nil)
         _ = (sim, bus)
     }
 
@@ -101,17 +105,18 @@ struct VirtualCentralTests {
             """#.utf8
         ).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let bus = try PrivateBus()
-        let sim = try Blesim(bus: bus, arguments: ["--scenario", path])
+        let bus = try await PrivateBus.start()
+        let sim = try await BlesimProcess.start(address: bus.address, scenario: nil, options: ["--scenario", path])
         let client = try await BlueZClient.connect(bus)
         // Nothing to connect to yet: the central waits for the application.
-        let server = try ChildProcess(
+        let server = try await TestProcess(
             PeripheralRoleTests.python, ["-u", PeripheralRoleTests.examples + "example-gatt-server"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
-        #expect(try server.waitForLine(within: 60, where: { $0 == "GATT application registered" }) != nil)
-        #expect(try server.waitForLine(within: 60, where: { $0.hasPrefix("Battery Level read: ") }) != nil)
-        #expect(try server.waitForLine(within: 60, where: { $0 == "Energy Expended field reset!" }) != nil)
-        #expect(try server.waitForLine(within: 60, where: { $0 == "Update HR Measurement Simulation" }) != nil)
+        #expect(await server.waitForLine(within: .seconds(60), where: { $0 == "GATT application registered" }) != nil)
+        #expect(await server.waitForLine(within: .seconds(60), where: { $0.hasPrefix("Battery Level read: ") }) != nil)
+        #expect(await server.waitForLine(within: .seconds(60), where: { $0 == "Energy Expended field reset!" }) != nil)
+        #expect(
+            await server.waitForLine(within: .seconds(60), where: { $0 == "Update HR Measurement Simulation" }) != nil)
         #expect(
             await client.log.wait(until: { messages in
                 messages.contains { $0.member == "Notification" && $0.path?.rawValue == "/org/blesim" }

@@ -1,9 +1,8 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
-import Glibc
-import TestSupport
 import Testing
 
 /// Adapter scoping against blesim with two adapters: a PeripheralManager serves and advertises on hci0, a
@@ -18,13 +17,8 @@ struct AdapterScopingOverBlesimTests {
         "a central on hci1 connected to hci0's peripheral reports, lists and drives only hci1's devices, not the Device1 hci0 makes for it"
     )
     func centralOnHci1IgnoresHci0sDevices() async throws {
-        try await PrivateBus.with { bus in
-            let scenario = bus.directory + "/two-adapters.json"
-            try await offPool { try #"{ "adapters": 2 }"#.write(toFile: scenario) }
-            let sim = try await BlesimProcess.start(address: bus.address, scenario: scenario)
-            defer { sim.kill() }
-
-            let peripheralConnection = try await bus.connect()
+        try await TestBed.with(blesim: .json(#"{ "adapters": 2 }"#)) { bed in
+            let peripheralConnection = try await bed.connect()
             let server = PeripheralManager(
                 backend: try await BlueZPeripheralBackend.start(connection: peripheralConnection),
                 options: .init(adapter: "/org/bluez/hci0"))
@@ -38,7 +32,7 @@ struct AdapterScopingOverBlesimTests {
             defer { answers.cancel() }
             try await server.startAdvertising(AdvertisingData(serviceUUIDs: [.battery], localName: "gw-hci0"))
 
-            let client = try await bus.connect()
+            let client = try await bed.connect()
             let central = CentralManager(
                 backend: try await BlueZCentralBackend(connection: client), options: .init(adapter: "/org/bluez/hci1"))
             _ = await first(central.stateUpdates()) { $0 == .poweredOn }
@@ -72,13 +66,5 @@ struct AdapterScopingOverBlesimTests {
             }
             #expect(events == [.connected(own), .disconnected(own, nil)], "link events of hci1's device only")
         }
-    }
-}
-
-extension String {
-    fileprivate func write(toFile path: String) throws {
-        guard let file = fopen(path, "w") else { throw FaultRig.Failure("cannot write \(path)") }
-        fputs(self, file)
-        fclose(file)
     }
 }

@@ -1,9 +1,10 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Glibc
-import TestSupport
+import IO
 import Testing
 
 /// The central API items that the fault tests do not reach, against blesim (see ``FaultRig``):
@@ -19,7 +20,7 @@ struct CentralAPIOverBlesimTests {
     func rssiAndRetrieve() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let scan = try central.scanForPeripherals(withServices: [.heartRate])
             guard let found = await first(scan, where: { $0.name == "HRM-C" }) else {
@@ -68,7 +69,7 @@ struct CentralAPIOverBlesimTests {
         #expect(scenario != FaultRig.scenario)
         try await FaultRig.with(scenario: scenario) { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let (peripheral, _) = try await FaultRig.connectedHRM(central)
             let services = try await peripheral.discoverServices()
@@ -87,7 +88,7 @@ struct CentralAPIOverBlesimTests {
     func connectTimeoutFails() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             // A connect deadline beyond the test's limit: only blesim's answer can end the connect.
             let central = try await rig.central(options: .init(connectTimeout: .seconds(120)))
             let peripheral = try await FaultRig.findHRM(central, on: try central.scanForPeripherals())
@@ -117,7 +118,7 @@ struct CentralAPIOverBlesimTests {
     func acquireNotifyFallsBackToStartNotify() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
             let counter = try #require(characteristics[FaultRig.counter])
@@ -143,7 +144,7 @@ struct CentralAPIOverBlesimTests {
         try await FaultRig.with { rig in
             // Tests/BlesimTests/Fixtures/air.json: Near-A and HRM-C advertise every 50 ms.
             let sim = try await BlesimProcess.start(address: rig.bus.address)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central(options: .init(mirrorLimits: .init(staleDeviceAge: .seconds(1))))
             var scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))
                 .makeAsyncIterator()
@@ -177,7 +178,7 @@ struct CentralAPIOverBlesimTests {
         try await FaultRig.with { rig in
             // Tests/BlesimTests/Fixtures/air.json, no noise: Near-A about -53 dBm, HRM-C -69, Far-B -89.
             let sim = try await BlesimProcess.start(address: rig.bus.address)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let strong = try central.scanForPeripherals(options: ScanOptions(rssiThreshold: -75))
             let named = try central.scanForPeripherals(options: ScanOptions(namePattern: "HRM"))
@@ -202,7 +203,7 @@ struct CentralAPIOverBlesimTests {
     func unauthorized() async throws {
         try await PrivateBus.with(policy: #"<deny send_destination="org.bluez"/>"#) { bus in
             let sim = try await BlesimProcess.start(address: bus.address)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let connection = try await bus.connect()
             let central = CentralManager(backend: try await BlueZCentralBackend(connection: connection))
             #expect(await first(central.stateUpdates(), where: { $0 == .unauthorized }) == .unauthorized)
@@ -237,13 +238,13 @@ struct CentralAPIOverBlesimTests {
         try await FaultRig.with { rig in
             // HRM-C (MTU 64) with a note, its writable 2901 descriptor, and a notify-only 2A37.
             let path = rig.bus.directory + "/descriptors.json"
-            try await offPool {
+            try await BlockingPool.shared.run { () throws in
                 guard let file = fopen(path, "w") else { throw FaultRig.Failure("cannot write \(path)") }
                 fputs(Self.descriptorScenario, file)
                 fclose(file)
             }
             let sim = try await BlesimProcess.start(address: rig.bus.address, scenario: path)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let peripheral = try await FaultRig.findHRM(central, on: try central.scanForPeripherals())
             central.stopScan()
@@ -311,7 +312,7 @@ struct CentralAPIOverBlesimTests {
     func notificationStateEvents() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
             let counter = try #require(characteristics[FaultRig.counter])
@@ -335,7 +336,7 @@ struct CentralAPIOverBlesimTests {
         try await FaultRig.with { rig in
             let sim = try await BlesimProcess.start(
                 address: rig.bus.address, scenario: rig.scenarioPath, options: ["--adapters", "2"])
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central(options: .init(adapter: "/org/bluez/hci1"))
             let scan = try central.scanForPeripherals()
             guard await first(scan, where: { $0.name == "HRM-C" }) != nil else {

@@ -1,9 +1,9 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Synchronization
-import TestSupport
 import Testing
 
 /// Faults injected with blesim's org.blesim.Control1 into a CentralManager over
@@ -16,7 +16,7 @@ struct CentralFaultTests {
     func linkDroppedMidWrite() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             // A deadline far beyond the test: only the link drop can end these operations in time.
             let central = try await rig.central(options: .init(operationPolicy: .init(timeout: .seconds(50))))
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
@@ -46,8 +46,8 @@ struct CentralFaultTests {
     func inProgressIsRetried() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
-            let policy = OperationQueue.Policy(maximumAttempts: 3, initialBackoff: .milliseconds(40))
+            defer { sim.stop() }
+            let policy = GATTOperationPolicy(maximumAttempts: 3, initialBackoff: .milliseconds(40))
             let central = try await rig.central(options: .init(operationPolicy: policy))
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
             let sensor = try #require(characteristics[FaultRig.bodySensor])
@@ -71,7 +71,7 @@ struct CentralFaultTests {
     func timeoutThenTheCharacteristicWorks() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central(options: .init(operationPolicy: .init(timeout: .seconds(1))))
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
             let note = try #require(characteristics[FaultRig.note])
@@ -96,7 +96,7 @@ struct CentralFaultTests {
     func powerCycleRestoresScanConnectionAndSubscription() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let states = central.stateUpdates()
             let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))
@@ -134,7 +134,7 @@ struct CentralFaultTests {
     func linkLossReconnects() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let (peripheral, counterValues, subscribes) = try await rig.subscribedCounter(central)
             var values = counterValues
@@ -155,7 +155,7 @@ struct CentralFaultTests {
     func unsignalledConnect() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let connections = central.connectionEvents()
             try await rig.control("UnsignalledConnect", [Self.hrm])
@@ -177,7 +177,7 @@ struct CentralFaultTests {
     func unsignalledReconnect() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let (peripheral, counterValues, subscribes) = try await rig.subscribedCounter(central)
             var values = counterValues
@@ -197,7 +197,7 @@ struct CentralFaultTests {
     func linkLossRetriesWithBackoff() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central(
                 options: .init(
                     reconnectPolicy: ReconnectPolicy(firstDelay: .milliseconds(50), maximumDelay: .seconds(1))))
@@ -237,11 +237,11 @@ struct CentralFaultTests {
             let subscribes = try await rig.subscribeCount(of: counter.objectPath)
             let discovering = try await rig.discoveringStarts()
             let connections = central.connectionEvents()
-            sim.kill()
+            await sim.kill()
             #expect(await first(states) { $0 == .resetting } == .resetting)
             #expect(await first(loop.events) { $0 == .ended(.bluetoothdGone) } != nil)
             let second = try await rig.startSim()
-            defer { second.kill() }
+            defer { second.stop() }
             #expect(await first(states) { $0 == .poweredOn } == .poweredOn)
             #expect(await first(discovering) { true } != nil, "discovery started on the new blesim")
             // The new blesim's device object appears once discovery hears it; then the manager reconnects it.
@@ -258,7 +258,7 @@ struct CentralFaultTests {
     func agentRestartRestores() async throws {
         try await FaultRig.with { rig in
             let sim = try await rig.startSim()
-            defer { sim.kill() }
+            defer { sim.stop() }
             let store = try #require(RestorationStore(directory: rig.bus.directory, restoreIdentifier: "faults"))
             // StartNotify sessions belong to a bus name and end when it leaves, as at a process's death
             // (an AcquireNotify socket would stay open in this process).
@@ -319,7 +319,7 @@ struct CentralFaultTests {
         let steps = zip(after, after.dropFirst()).map { ($1 - $0) & 0xFFFF }
         #expect(!steps.contains(0), "a notification was doubled: \(after)")
         #expect(steps.filter { $0 != 1 }.count <= 1, "values lost after the resubscribe: \(after)")
-        #expect(subscribes.value == 1, "restored exactly once")
+        #expect(await subscribes.value(reaching: 1) == 1, "restored exactly once")
     }
 }
 
@@ -384,11 +384,30 @@ extension FaultRig {
     }
 }
 
-/// A count shared with a watching task.
+/// A count shared with a watching task, which counts events as it gets to them: a check reads the count once the
+/// expected events were counted (``value(reaching:)``), never at a moment the watcher may not have reached yet.
 final class Counter: Sendable {
     private let count = Mutex(0)
+    private let counts: AsyncStream<Int>
+    private let sink: AsyncStream<Int>.Continuation
+
+    init() { (counts, sink) = AsyncStream.makeStream() }
+
     /// The count now.
     var value: Int { count.withLock { $0 } }
+
     /// Adds one.
-    func increment() { count.withLock { $0 += 1 } }
+    func increment() {
+        sink.yield(
+            count.withLock {
+                $0 += 1
+                return $0
+            })
+    }
+
+    /// The count once it reached `target`, or after the deadline (the check on it then fails). One caller at a time.
+    func value(reaching target: Int) async -> Int {
+        if value < target { _ = await first(counts) { $0 >= target } }
+        return value
+    }
 }

@@ -1,8 +1,8 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
-import TestSupport
 import Testing
 
 /// CentralManager over BlueZCentralBackend against blesim (the built binary)
@@ -34,7 +34,7 @@ struct CentralOverBlesimTests {
     func scanFindsScenarioDevices() async throws {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(address: bus.address)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let client = try await bus.connect()
             let central = CentralManager(backend: try await BlueZCentralBackend(connection: client))
             #expect(await first(central.stateUpdates()) { $0 == .poweredOn } == .poweredOn)
@@ -55,7 +55,7 @@ struct CentralOverBlesimTests {
     func powerCycleResumesScanning() async throws {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(address: bus.address)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let client = try await bus.connect()
             let monitor = try await bus.connect()
             let central = CentralManager(backend: try await BlueZCentralBackend(connection: client))
@@ -99,12 +99,12 @@ struct CentralOverBlesimTests {
             let loop = FaultRig.scanLoop(central)
             defer { loop.task.cancel() }
             let states = central.stateUpdates()
-            sim.kill()
+            await sim.kill()
             #expect(await first(states) { $0 == .resetting } == .resetting)
             for await _ in scan {}
             #expect(scan.end == .bluetoothdGone, "the scan says why it ended")
             let second = try await BlesimProcess.start(address: bus.address)
-            defer { second.kill() }
+            defer { second.stop() }
             #expect(await first(states) { $0 == .poweredOn } == .poweredOn)
             #expect(await first(starts) { true } != nil, "discovery started on the new blesim")
             #expect(await first(loop.found) { $0.name == "Near-A" } != nil)

@@ -1,8 +1,8 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
-import TestSupport
 import Testing
 
 @Suite("CentralManager over BlueZCentralBackend on a private bus with a fake org.bluez", .timeLimit(.minutes(1)))

@@ -1,7 +1,7 @@
 import BLE
+import BLETesting
 import DBus
 import Synchronization
-import TestSupport
 
 /// A minimal `org.bluez` on a private bus for the backend's host tests: one
 /// adapter (`/org/bluez/hci0`, powered) under an object manager at `/`;
@@ -95,26 +95,5 @@ final class FakeBlueZ: Sendable {
                 try ExportedProperty("ServicesResolved", type: .boolean, value: .boolean(false)),
             ])
         try connection.objects.export(path, interfaces: [device])
-    }
-}
-
-/// The first element of `stream` satisfying `predicate`, or nil when the
-/// stream ends or `seconds` pass (a generous bound that only ends a failing test).
-func first<Element: Sendable>(
-    _ stream: some AsyncSequence<Element, Never> & Sendable, within seconds: Int = 20,
-    where predicate: @escaping @Sendable (Element) -> Bool
-) async -> Element? {
-    await withTaskGroup(of: Element?.self) { group in
-        group.addTask {
-            for await element in stream where predicate(element) { return element }
-            return nil
-        }
-        group.addTask {
-            try? await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        let result = await group.next() ?? nil
-        group.cancelAll()
-        return result
     }
 }

@@ -1,8 +1,8 @@
 import BLE
+import BLETesting
 import DBus
 import Glibc
 import Synchronization
-import TestSupport
 
 /// The GATT side of ``FakeBlueZ``: on Device1.Connect it exports one service
 /// with one characteristic (read, write, write-without-response, notify) and
@@ -64,24 +64,18 @@ final class FakeGATT: Sendable {
         _ = value.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
-    /// Reads one packet written on the AcquireWrite socket (blocking, off the pool).
+    /// Reads one packet written on the AcquireWrite socket (awaited on the shared loop; `[]` at its end or
+    /// past the deadline).
     func readWritten() async throws -> [UInt8] {
         let fd = peers.withLock { $0.write }
-        return try await offPool {
-            var buffer = [UInt8](repeating: 0, count: 512)
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, 512) }
-            return count > 0 ? Array(buffer[0..<count]) : []
-        }
+        return await readWhenReady(fd, capacity: 512) ?? []
     }
 
     /// Waits until the central closes its end of the AcquireNotify socket
-    /// (true) or a packet arrives (false); blocking, off the pool.
+    /// (true) or a packet arrives (false), on the shared loop.
     func notifySocketClosedByCentral() async throws -> Bool {
         let fd = peers.withLock { $0.notify }
-        return try await offPool {
-            var buffer = [UInt8](repeating: 0, count: 64)
-            return buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, 64) } == 0
-        }
+        return await readWhenReady(fd, capacity: 64) == []
     }
 
     /// Hangs up the AcquireNotify socket, as bluetoothd does when the link drops.

@@ -1,10 +1,11 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Glibc
+import IO
 import Synchronization
-import TestSupport
 import Testing
 
 /// A CentralManager over BlueZCentralBackend against the built blesim on a private bus, serving
@@ -36,41 +37,27 @@ struct FaultRig {
         init(_ description: String) { self.description = description }
     }
 
-    let bus: PrivateBus
+    /// The test bed: the private bus, blesim, the connections (closed at the end).
+    let bed: TestBed
+    var bus: PrivateBus { bed.bus }
     let scenarioPath: String
     /// The manager's connection.
     let client: DBusConnection
     /// The test's own connection: Control1 calls and watching signals.
     let monitor: DBusConnection
 
-    /// Runs `body` with a bus, `scenario` (``FaultRig/scenario`` unless given) written into the bus's
+    /// Runs `body` on a ``TestBed`` with `scenario` (``FaultRig/scenario`` unless given) written into its
     /// directory, and two connections.
     static func with<T>(scenario: String = FaultRig.scenario, _ body: (FaultRig) async throws -> T) async throws -> T {
-        try await PrivateBus.with { bus in
-            let path = bus.directory + "/faults.json"
-            try await offPool {
-                guard let file = fopen(path, "w") else { throw Failure("cannot write \(path)") }
-                fputs(scenario, file)
-                fclose(file)
-            }
-            let rig = FaultRig(
-                bus: bus, scenarioPath: path, client: try await bus.connect(), monitor: try await bus.connect())
-            do {
-                let result = try await body(rig)
-                await rig.client.close()
-                await rig.monitor.close()
-                return result
-            } catch {
-                await rig.client.close()
-                await rig.monitor.close()
-                throw error
-            }
+        try await TestBed.with { bed in
+            let path = try await bed.write("faults.json", scenario)
+            return try await body(
+                FaultRig(
+                    bed: bed, scenarioPath: path, client: try await bed.connect(), monitor: try await bed.connect()))
         }
     }
 
-    func startSim() async throws -> BlesimProcess {
-        try await BlesimProcess.start(address: bus.address, scenario: scenarioPath)
-    }
+    func startSim() async throws -> BlesimProcess { try await bed.startBlesim(.file(scenarioPath)) }
 
     /// A manager over a new backend on ``client``, once poweredOn.
     func central(

@@ -1,9 +1,9 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Synchronization
-import TestSupport
 import Testing
 
 /// Flow control for writes without response against blesim's link model: blesim reads
@@ -29,7 +29,7 @@ struct WriteFlowOverBlesimTests {
         try await FaultRig.with(scenario: Self.scenario) { rig in
             let sim = try await BlesimProcess.start(
                 address: rig.bus.address, scenario: rig.scenarioPath, options: ["--link", "interval=100,packets=1"])
-            defer { sim.kill() }
+            defer { sim.stop() }
             let central = try await rig.central()
             let (peripheral, characteristics) = try await FaultRig.connectedHRM(central)
             let command = try #require(characteristics[Self.command])

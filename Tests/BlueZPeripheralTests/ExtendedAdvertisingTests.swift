@@ -1,8 +1,8 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
-import TestSupport
 import Testing
 
 /// PeripheralManager over BlueZPeripheralBackend against blesim: legacy
@@ -20,7 +20,7 @@ struct ExtendedAdvertisingTests {
     ) async throws {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(address: bus.address, options: blesimOptions)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let connection = try await bus.connect()
             let backend = try await BlueZPeripheralBackend.start(connection: connection)
             let manager = PeripheralManager(backend: backend, options: .init(adapter: "/org/bluez/hci0"))
@@ -84,7 +84,7 @@ struct ExtendedAdvertisingTests {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(
                 address: bus.address, options: ["--extended-advertising", "--experimental"])
-            defer { sim.kill() }
+            defer { sim.stop() }
             let connection = try await bus.connect()
             let reply = try await connection.call(
                 destination: "org.bluez", path: try ObjectPath("/org/bluez/hci0"),

@@ -1,9 +1,9 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Synchronization
-import TestSupport
 import Testing
 
 /// The transmit-queue flow control for indications against blesim's link model: blesim
@@ -20,7 +20,7 @@ struct IndicationFlowOverBlesimTests {
     func indicationsFollowTheLink() async throws {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(address: bus.address, options: ["--link", "interval=100"])
-            defer { sim.kill() }
+            defer { sim.stop() }
             let connection = try await bus.connect()
             let backend = try await BlueZPeripheralBackend.start(
                 connection: connection, options: .init(transmitQueueLimit: 4))

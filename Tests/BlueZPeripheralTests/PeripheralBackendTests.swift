@@ -1,8 +1,8 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
-import TestSupport
 import Testing
 
 /// A PeripheralManager over BlueZPeripheralBackend, on a private bus with a
@@ -276,14 +276,20 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
                 properties["ServiceUUIDs"]?.arrayValue?.compactMap(\.stringValue) == [BluetoothUUID.battery.uuidString])
 
             // bluetoothd goes away and a new one (another unique name) takes org.bluez.
-            let states = rig.manager.stateUpdates()
+            // The new one asks for the name once the old one is gone (the manager says so): bluetoothd asks with
+            // DO_NOT_QUEUE, so a request while the bus still has the old owner is refused (and bluetoothd exits).
+            var states = rig.manager.stateUpdates().makeAsyncIterator()
+            var seen: [ManagerState] = []
             await rig.fake.connection.close()
+            while let state = await states.next() {
+                seen.append(state)
+                if state == .resetting || state == .unknown { break }
+            }
             let second = try await FakeBluetoothd.start(on: bus)
             var secondEvents = second.events.makeAsyncIterator()
-            var sawResetting = false
-            for await state in states {
-                if state == .resetting || state == .unknown { sawResetting = true }
-                if sawResetting && state == .poweredOn { break }
+            while let state = await states.next() {
+                seen.append(state)
+                if state == .poweredOn { break }
             }
             var gotApplication = false
             var gotAdvertisement = false
@@ -294,7 +300,9 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
                 default: break
                 }
             }
-            #expect(gotApplication && gotAdvertisement)
+            #expect(
+                gotApplication && gotAdvertisement,
+                "states \(seen), registrations \(rig.manager.registrationFailures)")
             // The new daemon is served; it is the only one that is.
             let root = try #require(second.application.withLock { $0?.root })
             let reply = try await second.callApplication(
@@ -309,6 +317,27 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
                 if case .applicationUnregistered = event { unregistered.insert("application") }
             }
             #expect(unregistered == ["advertisement", "application"])
+        }
+    }
+
+    @Test("a bluetoothd that has the name but does not answer GetManagedObjects yet is asked again until it does")
+    func asksForTheAdaptersAgainUntilBluetoothdAnswers() async throws {
+        try await PrivateBus.with { bus in
+            // The name without the objects: GetManagedObjects fails (no such object) until they are exported.
+            let fake = try await FakeBluetoothd.start(on: bus, exporting: false)
+            let backend = try await BlueZPeripheralBackend.start(connection: try await bus.connect())
+            let manager = PeripheralManager(backend: backend, options: .init(adapter: FakeBluetoothd.adapter.rawValue))
+            var states = manager.stateUpdates().makeAsyncIterator()
+            await fake.rootCalls.wait(for: 1)
+            try fake.exportObjects()
+            var seen: [ManagerState] = []
+            while let state = await states.next() {
+                seen.append(state)
+                if state == .poweredOn { break }
+            }
+            #expect(
+                seen.last == .poweredOn, "states \(seen), GetManagedObjects asked \(fake.rootCalls.values.count) times")
+            await backend.shutdown()
         }
     }
 

@@ -1,9 +1,9 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 import Glibc
-import TestSupport
 import Testing
 
 /// ATT requests to a peripheral against blesim: a PeripheralManager over BlueZPeripheralBackend
@@ -20,7 +20,7 @@ struct PeripheralOverBlesimTests {
     func requestsFromAVirtualCentral() async throws {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(address: bus.address)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let connection = try await bus.connect()
             let backend = try await BlueZPeripheralBackend.start(connection: connection)
             let manager = PeripheralManager(
@@ -100,7 +100,7 @@ struct PeripheralOverBlesimTests {
     func accessPowerCycleAndRemoval() async throws {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(address: bus.address)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let connection = try await bus.connect()
             let backend = try await BlueZPeripheralBackend.start(connection: connection)
             let manager = PeripheralManager(backend: backend, options: .init(adapter: "/org/bluez/hci0"))
@@ -181,7 +181,7 @@ struct PeripheralOverBlesimTests {
     func restorationAfterTheProcessDies() async throws {
         try await PrivateBus.with { bus in
             let sim = try await BlesimProcess.start(address: bus.address)
-            defer { sim.kill() }
+            defer { sim.stop() }
             let directory = bus.directory + "/state"
             #expect(mkdir(directory, 0o700) == 0)
             defer {  // PrivateBus removes its directory's files, not subdirectories

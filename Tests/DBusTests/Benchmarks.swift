@@ -1,6 +1,6 @@
+import BLETesting
 import DBus
 import Glibc
-import TestSupport
 import Testing
 
 /// Throughput figures, printed and not asserted (run with `DBUS_BENCHMARK=1`).

@@ -1,5 +1,5 @@
+import BLETesting
 import DBus
-import TestSupport
 import Testing
 
 /// The `.bluez` style answers as bluetoothd (gdbus on libdbus) does; the texts are those recorded from bluetoothd

@@ -1,6 +1,6 @@
+import BLETesting
 import DBus
 import Glibc
-import TestSupport
 import Testing
 
 @Suite("Method calls through a real bus")
@@ -169,7 +169,7 @@ struct CallTests {
 
     @Test("the bus going away fails pending calls with Disconnected")
     func busLossFailsPending() async throws {
-        let bus = try await offPool { try PrivateBus.start() }
+        let bus = try await PrivateBus.start()
         let gate = Gate()
         let started = Gate()
         let server = try await bus.connect()
@@ -248,16 +248,19 @@ struct CallTests {
 
     @Test("system() and session() honour DBUS_SYSTEM_BUS_ADDRESS and DBUS_SESSION_BUS_ADDRESS")
     func environmentAddresses() async throws {
-        try await PrivateBus.with { bus in
-            setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address, 1)
-            setenv("DBUS_SESSION_BUS_ADDRESS", bus.address, 1)
-            let system = try await DBusConnection.system()
-            let session = try await DBusConnection.session()
-            let names = try await system.listNames()
-            #expect(names.contains(try #require(system.uniqueName)))
-            #expect(names.contains(try #require(session.uniqueName)))
-            await system.close()
-            await session.close()
+        try await TestBed.with { bed in
+            let probe = try await bed.spawn(buildDirectory + "/BusAddressProbe", input: true)
+            let system = try #require(await probe.readLine())
+            let session = try #require(await probe.readLine())
+            let names = try await bed.connect().listNames()
+            for (line, kind) in [(system, "system"), (session, "session")] {
+                let name = String(line.dropFirst(kind.count + 1))
+                #expect(line.hasPrefix(kind + " :"), "\(line)")
+                #expect(names.contains(name), "the probe's \(kind) connection is on the test's bus")
+            }
+            probe.closeInput()
+            let result = await probe.finish()
+            #expect(result.status == 0, "\(result.output)\(result.errors)")
         }
     }
 

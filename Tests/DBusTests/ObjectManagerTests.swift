@@ -1,5 +1,5 @@
+import BLETesting
 import DBus
-import TestSupport
 import Testing
 
 @Suite("org.freedesktop.DBus.ObjectManager and Introspectable")

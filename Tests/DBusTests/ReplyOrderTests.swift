@@ -1,5 +1,5 @@
+import BLETesting
 import DBus
-import TestSupport
 import Testing
 
 /// Replies before the signals their call caused, and setters that choose what is stored (bluetoothd's behaviour).

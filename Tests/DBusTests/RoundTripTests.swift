@@ -1,6 +1,6 @@
+import BLETesting
 import DBus
 import Glibc
-import TestSupport
 import Testing
 
 @Suite("Every D-Bus type through a real bus")

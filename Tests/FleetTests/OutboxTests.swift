@@ -1,5 +1,7 @@
 import AgentCore
+import BLETesting
 import Glibc
+import IO
 import JSON
 import RoleKit
 import Testing
@@ -60,8 +62,8 @@ struct OutboxTests {
     )
     func storeAcknowledgeAndBounds() async throws {
         let directory = Self.directory()
-        defer { _ = "rm -rf '\(directory)'".withCString { system($0) } }
-        let worker = BlockingThread(name: "test")
+        defer { removeTree(directory) }
+        let worker = BlockingQueue()
         var limits = AgentConfig.Fleet.Outbox()
         limits.maxRecords = 20
         let outbox = DurableOutbox(directory: directory, node: "n", limits: limits, worker: worker, ready: {})

@@ -1,3 +1,4 @@
+import BLETesting
 import PaymentTerminalProfile
 import PaymentTerminalScanner
 import Testing
@@ -37,28 +38,29 @@ struct LaneWorld {
 
     mutating func linkDrops() -> Bool { Double.random(in: 0..<1, using: &generator) < dropChance }
 
-    mutating func append(_ record: JournalRecord, to journal: PaymentJournal) throws {
+    mutating func append(_ record: JournalRecord, to journal: PaymentJournal) async throws {
         try step(tearing: record)
-        try journal.append(record)
+        try await journal.append(record)
     }
 
     /// pos.pay: journal, write, record, wait, record; the link may drop at
     /// the write (before or after the terminal got it) or at the indication.
-    mutating func pay(_ request: PaymentRequest, journal: PaymentJournal) throws {
-        try append(.accepted(request, terminal: terminalName, atMilliseconds: 0), to: journal)
+    mutating func pay(_ request: PaymentRequest, journal: PaymentJournal) async throws {
+        try await append(.accepted(request, terminal: terminalName, atMilliseconds: 0), to: journal)
         accepted.append(request.transactionID)
         try step()  // between the journal sync and the write
         if linkDrops() {
-            try append(.reconciling(request.transactionID, why: "link lost during the write"), to: journal)
+            try await append(.reconciling(request.transactionID, why: "link lost during the write"), to: journal)
             return
         }
         let indications = try terminal.submit(request, at: now)
         try step()  // the terminal has it; the write response is on its way
         if linkDrops() {
-            try append(.reconciling(request.transactionID, why: "link lost before the write response"), to: journal)
+            try await append(
+                .reconciling(request.transactionID, why: "link lost before the write response"), to: journal)
             return
         }
-        try append(.sent(request.transactionID, attempt: 1), to: journal)
+        try await append(.sent(request.transactionID, attempt: 1), to: journal)
         var final = indications.last { $0.transactionID == request.transactionID && $0.state.isFinal }
         if final == nil {
             if let deadline = terminal.nextDeadline { now = max(now, deadline) }
@@ -66,19 +68,19 @@ struct LaneWorld {
             try step()  // the terminal charged; the indication is on its way
         }
         guard let final, !linkDrops() else {
-            try append(.reconciling(request.transactionID, why: "link lost waiting for the status"), to: journal)
+            try await append(.reconciling(request.transactionID, why: "link lost waiting for the status"), to: journal)
             return
         }
-        try append(.final(final), to: journal)
+        try await append(.final(final), to: journal)
     }
 
     /// After a restart: reopen the journal, mark the unsettled payments
     /// unknown, and query the terminal until each is final.
-    mutating func recover() throws {
-        let (journal, contents) = try PaymentJournal.open(path: path)
+    mutating func recover() async throws {
+        let (journal, contents) = try await PaymentJournal.open(path: path)
         var state = JournalState(replaying: contents.records)
         for record in ReconciliationPlanner.markUnknown(in: state, why: "restart") {
-            try append(record, to: journal)
+            try await append(record, to: journal)
             state.apply(record)
         }
         var rounds = 0
@@ -91,7 +93,7 @@ struct LaneWorld {
                 guard let answer = terminal.query(id, at: now).last(where: { $0.transactionID == id }) else { continue }
                 switch ReconciliationPlanner.step(for: id, in: state, answer: answer, from: terminalName) {
                 case .settle(let record):
-                    try append(record, to: journal)
+                    try await append(record, to: journal)
                     state.apply(record)
                 case .resend(let request, let attempt):
                     #expect(request.transactionID == id)
@@ -100,7 +102,7 @@ struct LaneWorld {
                     try step()
                     if linkDrops() { continue }
                     let record = JournalRecord.sent(id, attempt: attempt)
-                    try append(record, to: journal)
+                    try await append(record, to: journal)
                     state.apply(record)
                 case .wait:
                     if let deadline = terminal.nextDeadline { now = max(now, deadline) }
@@ -121,7 +123,7 @@ struct LaneWorld {
     /// others, every accepted payment final in the journal and in agreement
     /// with the terminal.
     @Test(arguments: 0..<300)
-    func everyAcceptedPaymentEndsFinalAndNothingIsChargedTwice(seed: Int) throws {
+    func everyAcceptedPaymentEndsFinalAndNothingIsChargedTwice(seed: Int) async throws {
         var generator = SplitMix(seed: UInt64(seed) &* 7919 &+ 1)
         let config = try VirtualTerminalConfig(json: [
             "latencyMs": .int(Int64.random(in: 0...2000, using: &generator)),
@@ -129,7 +131,7 @@ struct LaneWorld {
         ])
         var world = LaneWorld(
             generator: generator, terminal: VirtualTerminal(config: config),
-            path: temporaryDirectory() + "/journal", dropChance: Double(seed % 4) * 0.1)
+            path: TemporaryDirectory("pos-journal").path + "/journal", dropChance: Double(seed % 4) * 0.1)
         let payments = (0..<Int.random(in: 1...5, using: &world.generator)).map { index in
             request(
                 UInt64.random(in: 1...9000, using: &world.generator), "ORD-\(seed)-\(index)", using: &world.generator)
@@ -142,13 +144,13 @@ struct LaneWorld {
             #expect(lives < 50)
             if lives >= 50 { return }
             do {
-                if lives > 1 || next > 0 { try world.recover() }
-                let (journal, _) = try PaymentJournal.open(path: world.path)
+                if lives > 1 || next > 0 { try await world.recover() }
+                let (journal, _) = try await PaymentJournal.open(path: world.path)
                 while next < payments.count {
-                    try world.pay(payments[next], journal: journal)
+                    try await world.pay(payments[next], journal: journal)
                     next += 1
                 }
-                try world.recover()
+                try await world.recover()
                 break
             } catch is Crash {
                 // The caller of an interrupted pos.pay retries it as a new payment only if it was

@@ -1,3 +1,4 @@
+import BLETesting
 import PaymentTerminalProfile
 import PaymentTerminalScanner
 import Testing
@@ -15,13 +16,13 @@ import Testing
         ]
     }
 
-    @Test func recordsRoundTripThroughTheFile() throws {
+    @Test func recordsRoundTripThroughTheFile() async throws {
         var generator = SplitMix(seed: 11)
-        let path = temporaryDirectory() + "/journal"
+        let path = TemporaryDirectory("pos-journal").path + "/journal"
         let records = sampleRecords(&generator)
-        let (journal, contents) = try PaymentJournal.open(path: path)
+        let (journal, contents) = try await PaymentJournal.open(path: path)
         #expect(contents.records.isEmpty)
-        for record in records { try journal.append(record) }
+        for record in records { try await journal.append(record) }
         let read = try PaymentJournal.read(path: path)
         #expect(read.records == records && read.tornBytes == 0)
         let state = JournalState(replaying: read.records)
@@ -29,10 +30,10 @@ import Testing
         #expect(state.unsettled.map(\.transactionID) == [records[3].transactionID])
     }
 
-    @Test func aTornLastRecordIsIgnoredAtEveryCutPointAndNothingEarlierIsLost() throws {
+    @Test func aTornLastRecordIsIgnoredAtEveryCutPointAndNothingEarlierIsLost() async throws {
         var generator = SplitMix(seed: 12)
         let records = sampleRecords(&generator)
-        let directory = temporaryDirectory()
+        let directory = TemporaryDirectory("pos-journal").path
         let whole = records.flatMap(\.line)
         let lastLength = records.last!.line.count
         for cut in 1..<lastLength {
@@ -42,10 +43,10 @@ import Testing
             let read = try PaymentJournal.read(path: path)
             #expect(read.records == Array(records.dropLast()), "cut at \(cut)")
             #expect(read.tornBytes == cut)
-            let (journal, reopened) = try PaymentJournal.open(path: path)
+            let (journal, reopened) = try await PaymentJournal.open(path: path)
             #expect(reopened.records == Array(records.dropLast()))
             #expect(fileSize(path) == whole.count - lastLength)
-            try journal.append(records.last!)
+            try await journal.append(records.last!)
             #expect(try PaymentJournal.read(path: path).records == records)
         }
     }
@@ -56,29 +57,29 @@ import Testing
         var bytes = records.flatMap(\.line)
         let secondLine = records[0].line.count + 12
         bytes[secondLine] ^= 0x01
-        let path = temporaryDirectory() + "/journal"
+        let path = TemporaryDirectory("pos-journal").path + "/journal"
         appendRaw(bytes, to: path)
         #expect(throws: JournalError.corruptRecord(path: path, line: 2)) { try PaymentJournal.read(path: path) }
         // A damaged complete last line (a torn write on power loss) is still a tail.
         var tail = records.flatMap(\.line)
         tail[tail.count - 5] ^= 0x01
-        let tailPath = temporaryDirectory() + "/journal"
+        let tailPath = TemporaryDirectory("pos-journal").path + "/journal"
         appendRaw(tail, to: tailPath)
         #expect(try PaymentJournal.read(path: tailPath).records == Array(records.dropLast()))
     }
 
-    @Test func compactionKeepsEveryPaymentsState() throws {
+    @Test func compactionKeepsEveryPaymentsState() async throws {
         var generator = SplitMix(seed: 14)
         let records = sampleRecords(&generator)
-        let path = temporaryDirectory() + "/journal"
-        let (journal, _) = try PaymentJournal.open(path: path)
-        for record in records { try journal.append(record) }
-        try journal.append(.sent(records[3].transactionID, attempt: 1))
+        let path = TemporaryDirectory("pos-journal").path + "/journal"
+        let (journal, _) = try await PaymentJournal.open(path: path)
+        for record in records { try await journal.append(record) }
+        try await journal.append(.sent(records[3].transactionID, attempt: 1))
         let before = JournalState(replaying: try PaymentJournal.read(path: path).records)
-        try journal.compact(to: before)
+        try await journal.compact(to: before)
         let after = JournalState(replaying: try PaymentJournal.read(path: path).records)
         #expect(after.entries == before.entries)
-        try journal.append(.final(TransactionStatus(transactionID: records[3].transactionID, state: .cancelled)))
+        try await journal.append(.final(TransactionStatus(transactionID: records[3].transactionID, state: .cancelled)))
         #expect(JournalState(replaying: try PaymentJournal.read(path: path).records).unsettled.isEmpty)
     }
 

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import PaymentTerminalProfile
 
@@ -12,16 +13,6 @@ struct SplitMix: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
-}
-
-/// A fresh private directory under /tmp.
-func temporaryDirectory() -> String {
-    var template = Array("/tmp/pos-journal-XXXXXX".utf8CString)
-    let path = template.withUnsafeMutableBufferPointer { buffer -> String? in
-        guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return nil }
-        return String(cString: made)
-    }
-    return path ?? "/tmp"
 }
 
 /// Appends raw bytes to `path` (a torn record: what a crash mid-append leaves).

@@ -1,3 +1,4 @@
+import BLETesting
 import GATT
 import RoleKit
 import SensorAggregator
@@ -90,7 +91,7 @@ import Testing
     }
 
     /// Killed after a flush and started again: the windows come back.
-    @Test func aRestartWithTheSnapshotServesTheSameAggregates() throws {
+    @Test func aRestartWithTheSnapshotServesTheSameAggregates() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = AggregateSnapshotStore(
@@ -101,12 +102,12 @@ import Testing
                 SensorReading(sensor: "room", value: 20 + Double(second) / 10, time: Double(second)),
                 now: Double(second))
         }
-        try store.save(engine.state, now: 20)
+        try await store.save(engine.state, now: 20)
         let before = engine.read(SensorAggregatorProfile.summaryCharacteristic, now: 25)
 
         var restarted = Engine(config: try sampleConfig(), now: 25)
         var restored = restarted.state
-        #expect(store.load(into: &restored, now: 25) == .restored(skippedSensors: []))
+        #expect(await store.load(into: &restored, now: 25) == .restored(skippedSensors: []))
         restarted.adopt(restored: restored, now: 25)
         #expect(restarted.read(SensorAggregatorProfile.summaryCharacteristic, now: 25) == before)
         #expect(restarted.read(.temperature, now: 25) == [0x98, 0x08])  // 2200: 22.00 °C

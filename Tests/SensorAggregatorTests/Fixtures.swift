@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import JSON
 import RoleKit
@@ -30,16 +31,8 @@ func sampleConfig() throws -> SensorAggregatorConfig {
     try SensorAggregatorConfig(json: JSON(parsing: sampleConfigText))
 }
 
-/// A fresh directory under /tmp, removed by `remove()`.
-struct TemporaryDirectory {
-    let path: String
-
-    init() {
-        var template = Array("/tmp/sensor-aggregator-tests-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        path = made.map { String(cString: $0) } ?? "/tmp"
-    }
-
+/// Writing and listing files in the kit's temporary directory.
+extension TemporaryDirectory {
     func write(_ name: String, _ text: String) {
         let fd = open("\(path)/\(name)", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         _ = Array(text.utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
@@ -57,11 +50,6 @@ struct TemporaryDirectory {
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()
-    }
-
-    func remove() {
-        for name in entries() { unlink("\(path)/\(name)") }
-        rmdir(path)
     }
 }
 

@@ -1,3 +1,4 @@
+import BLETesting
 import Glibc
 import SensorAggregator
 import Testing
@@ -20,7 +21,7 @@ import Testing
     /// nothing overflows; close removes the path.
     @Test func datagramsArriveInOrderAndALongOneIsCut() async throws {
         let directory = TemporaryDirectory()
-        defer { _ = "rm -rf '\(directory.path)'".withCString { system($0) } }
+        defer { removeTree(directory.path) }
         let path = "\(directory.path)/ingest.sock"
         let socket = try IngestSocket(path: path, maxLineBytes: 64, bufferLimit: 8)
         let sizes = [10, 2000, 0, 64]

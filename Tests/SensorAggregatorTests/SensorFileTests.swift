@@ -1,3 +1,5 @@
+import BLETesting
+import Glibc
 import SensorAggregator
 import Testing
 
@@ -30,7 +32,7 @@ import Testing
         #expect(try SensorFileParser.number(in: bytes("-.5")) == -0.5)
     }
 
-    @Test func theReaderReadsRealFiles() throws {
+    @Test func theReaderReadsRealFiles() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         directory.write("in_temp_raw", "1200\n")
@@ -40,13 +42,35 @@ import Testing
         let source = FileSource(
             path: "\(directory.path)/in_temp_raw", scale: 0.001, scalePath: "\(directory.path)/in_temp_scale",
             pollSeconds: 1)
-        let value = try reader.read(source)
+        let value = try await reader.read(source)
         #expect(abs(value - 36.0) < 1e-9)
-        #expect(throws: SensorFileError.notANumber("N/A\n")) {
-            try reader.read(FileSource(path: "\(directory.path)/broken", pollSeconds: 1))
+        await #expect(throws: SensorFileError.notANumber("N/A\n")) {
+            try await reader.read(FileSource(path: "\(directory.path)/broken", pollSeconds: 1))
         }
-        #expect(throws: SensorFileError.self) {
-            try reader.read(FileSource(path: "\(directory.path)/missing", pollSeconds: 1))
+        await #expect(throws: SensorFileError.self) {
+            try await reader.read(FileSource(path: "\(directory.path)/missing", pollSeconds: 1))
+        }
+    }
+
+    /// A FIFO (or a device) at a sensor path would hold the read for ever: it
+    /// is refused at once, named for what it is, with no writer ever opening it.
+    @Test func aSensorPathThatIsNotARegularFileIsRefusedAtOnce() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let fifo = "\(directory.path)/fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let reader = SensorFileReader()
+        do {
+            _ = try await reader.read(FileSource(path: fifo, pollSeconds: 1))
+            Issue.record("a FIFO was read")
+        } catch {
+            #expect("\(error)".contains("is a FIFO, not a regular file"), "\(error)")
+        }
+        do {
+            _ = try await reader.read(FileSource(path: "/dev/zero", pollSeconds: 1))
+            Issue.record("a device was read")
+        } catch {
+            #expect("\(error)".contains("is a character device, not a regular file"), "\(error)")
         }
     }
 }

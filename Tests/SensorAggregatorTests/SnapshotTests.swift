@@ -1,9 +1,10 @@
+import BLETesting
 import RoleKit
 import SensorAggregator
 import Testing
 
 @Suite struct SnapshotTests {
-    @Test func aSnapshotRoundTripsThroughTheStateDirectory() throws {
+    @Test func aSnapshotRoundTripsThroughTheStateDirectory() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let log = LogRecorder()
@@ -13,10 +14,10 @@ import Testing
             _ = state.record(SensorReading(sensor: "room", value: value, time: 1000.5 + Double(index)), now: 1004)
         }
         _ = state.record(SensorReading(sensor: "hum", value: 45.67, time: 1003.25), now: 1004)
-        try store.save(state, now: 1004)
+        try await store.save(state, now: 1004)
 
         var restored = AggregateState(sensorIDs: ["room", "hum"], windowSeconds: 300, capacity: 100)
-        let outcome = store.load(into: &restored, now: 1004)
+        let outcome = await store.load(into: &restored, now: 1004)
         #expect(outcome == .restored(skippedSensors: []))
         #expect(restored == state)
         #expect(restored.summary(of: "room", now: 1004) == state.summary(of: "room", now: 1004))
@@ -37,7 +38,7 @@ import Testing
 
     /// A torn write (impossible with rename, but a disk can lie) and foreign
     /// bytes are set aside, logged, and never deleted; the plugin starts empty.
-    @Test func anUnreadableSnapshotIsSetAsideNotDeleted() throws {
+    @Test func anUnreadableSnapshotIsSetAsideNotDeleted() async throws {
         let cases: [(String, String)] = [
             ("{\"format\":\"bleagent.sensor-aggregates\",\"version\":1,\"sens", "not JSON"),
             ("[1,2,3]", "malformed"),
@@ -51,7 +52,7 @@ import Testing
             let log = LogRecorder()
             let store = AggregateSnapshotStore(store: PluginStateStore(directory: directory.path), logger: log.logger)
             var state = AggregateState(sensorIDs: ["room"], windowSeconds: 300, capacity: 100)
-            let outcome = store.load(into: &state, now: 1_700_000_000)
+            let outcome = await store.load(into: &state, now: 1_700_000_000)
             guard case .setAside(let name, let why) = outcome else {
                 Issue.record("expected set-aside, got \(outcome)")
                 continue
@@ -61,23 +62,23 @@ import Testing
             #expect(outcome.mayFlush)
             #expect(state.windows["room"]?.samples.isEmpty == true)
             #expect(directory.entries() == [name])
-            #expect(try PluginStateStore(directory: directory.path).read(name) == Array(contents.utf8))
+            #expect(try await PluginStateStore(directory: directory.path).read(name) == Array(contents.utf8))
             #expect(log.all.contains { $0.hasPrefix("error: aggregates snapshot unreadable") && $0.contains(name) })
             // A second bad snapshot at the same second does not replace the first.
             directory.write(AggregateSnapshotStore.fileName, "junk")
-            let again = store.load(into: &state, now: 1_700_000_000)
+            let again = await store.load(into: &state, now: 1_700_000_000)
             #expect(again.mayFlush)
             #expect(directory.entries() == [name, name + "-1"])
         }
     }
 
-    @Test func noSnapshotIsAFirstStart() {
+    @Test func noSnapshotIsAFirstStart() async {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = AggregateSnapshotStore(
             store: PluginStateStore(directory: directory.path), logger: LogRecorder().logger)
         var state = AggregateState(sensorIDs: ["room"], windowSeconds: 300, capacity: 100)
-        let outcome = store.load(into: &state, now: 1)
+        let outcome = await store.load(into: &state, now: 1)
         #expect(outcome == .noSnapshot)
     }
 

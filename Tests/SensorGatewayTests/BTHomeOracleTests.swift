@@ -1,9 +1,9 @@
 import BLE
+import BLETesting
 import GATT
 import Glibc
 import JSON
 import SensorGateway
-import TestSupport
 import Testing
 
 /// The virtualenv's interpreter (bthome-ble is pinned there); a missing one fails in CI and skips elsewhere.
@@ -24,12 +24,10 @@ let oracleAvailable = BleakVenv.enabled(for: "BTHomeOracleTests")
             return
         }
         let corpus = try OracleCorpus.make(seed: 20_260_517)
-        let path = "/tmp/bthome-oracle-\(getpid()).json"
-        defer { unlink(path) }
-        let text = JSON.array(corpus.map(\.json)).serialized(.compact)
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        _ = text.withCString { write(fd, $0, strlen($0)) }
-        close(fd)
+        let directory = TemporaryDirectory("bthome-oracle")
+        defer { directory.remove() }
+        let path = directory.path + "/corpus.json"
+        try await writeText(JSON.array(corpus.map(\.json)).serialized(.compact), to: path)
         let (output, status) = try await tool([
             "env", "PYTHONDONTWRITEBYTECODE=1", oraclePython,
             BlesimProcess.repositoryRoot + "/Tests/Bleak/bthome_oracle.py", path,

@@ -1,5 +1,6 @@
 import BTHomeCrypto
 import Glibc
+import IO
 import SensorGateway
 import Testing
 
@@ -58,7 +59,9 @@ import Testing
         chmod(path, 0o400)
         #expect(try BindKeyFileReader.read(path).keys.count == 2)
         #expect(throws: BindKeyFileError.notRegularFile) { try BindKeyFileReader.read(directory) }
-        #expect(throws: BindKeyFileError.system(operation: "open", errno: ENOENT)) {
+        #expect(
+            throws: BindKeyFileError.system(SystemError("open", path: "\(directory)/missing", errno: .noSuchFile))
+        ) {
             try BindKeyFileReader.read("\(directory)/missing")
         }
         #expect(

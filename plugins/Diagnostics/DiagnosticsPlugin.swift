@@ -18,7 +18,7 @@ final class DiagnosticsPlugin: RolePlugin {
     }
 
     func start() async throws {
-        let count = try recordStart()
+        let count = try await recordStart()
         starts.withLock { $0 = count }
         let role = context.role
         try context.methods.register("diag.ping", params: .none) { [weak self] _ in
@@ -80,9 +80,10 @@ final class DiagnosticsPlugin: RolePlugin {
     }
 
     /// Increments the start counter kept in the state directory.
-    private func recordStart() throws(PluginStateError) -> Int64 {
-        let previous = try context.state.read("starts").flatMap { Int64(String(decoding: $0, as: UTF8.self)) } ?? 0
-        try context.state.write("starts", Array("\(previous + 1)".utf8))
+    private func recordStart() async throws(PluginStateError) -> Int64 {
+        let previous =
+            try await context.state.read("starts").flatMap { Int64(String(decoding: $0, as: UTF8.self)) } ?? 0
+        try await context.state.write("starts", Array("\(previous + 1)".utf8))
         return previous + 1
     }
 }

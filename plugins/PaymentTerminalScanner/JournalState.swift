@@ -92,6 +92,15 @@ public struct JournalState: Sendable, Hashable {
         payments[id] = entry
     }
 
+    /// Forgets a payment whose acceptance could not be journalled: it was
+    /// never sent, and a replay of the journal would not know it either.
+    /// Only an accepted payment without sends is withdrawn.
+    public mutating func withdraw(_ id: TransactionID) {
+        guard let entry = payments[id], entry.phase == .accepted, entry.sendAttempts == 0 else { return }
+        payments[id] = nil
+        order.removeAll { $0 == id }
+    }
+
     /// Records that rebuild exactly this state (for compaction): each
     /// payment's acceptance, then its sends and its current phase.
     public var compactedRecords: [JournalRecord] {

@@ -1,9 +1,11 @@
 import Glibc
+import IO
+import Synchronization
 
 /// Why the journal could not be read or written.
 public enum JournalError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A system call failed.
-    case system(operation: String, path: String, errno: Int32)
+    case system(SystemError)
     /// A complete line before the end is damaged: not a torn tail but a
     /// corrupted journal, which is never silently skipped.
     case corruptRecord(path: String, line: Int)
@@ -11,7 +13,7 @@ public enum JournalError: Error, Sendable, Hashable, CustomStringConvertible {
     /// One sentence.
     public var description: String {
         switch self {
-        case .system(let operation, let path, let code): "\(operation) \(path): \(String(cString: strerror(code)))"
+        case .system(let error): error.description
         case .corruptRecord(let path, let line):
             "\(path): line \(line) is damaged and is followed by more records; the journal needs an operator"
         }
@@ -57,109 +59,115 @@ public struct JournalContents: Sendable, Hashable {
 
 /// The payment journal on disk: append-only, each record synced (fsync)
 /// before ``append(_:)`` returns, so that a record the caller acted on
-/// survives a crash. Opening it drops a torn tail. One owner (the scanner's
-/// payment task); not shared between threads.
-public final class PaymentJournal {
+/// survives a crash. Opening it drops a torn tail.
+///
+/// Every file operation runs on the process's ``BlockingPool``, one at a
+/// time, in the order asked for (a ``BlockingQueue``): callers await the sync
+/// and never block a thread. ``read(path:)`` alone is a plain blocking read
+/// (for tests and tools).
+public final class PaymentJournal: Sendable {
     /// The file's path.
     public let path: String
-    private var fd: Int32
+    private let fd: Mutex<FileDescriptor>
+    private let queue = BlockingQueue()
 
-    private init(path: String, fd: Int32) {
+    private init(path: String, fd: FileDescriptor) {
         self.path = path
-        self.fd = fd
+        self.fd = Mutex(fd)
     }
 
-    deinit { close(fd) }
+    deinit { fd.withLock { $0.close() } }
 
-    /// Reads the journal at `path` (absent: empty).
+    /// Reads the journal at `path` (absent: empty). Blocking.
     public static func read(path: String) throws(JournalError) -> JournalContents {
         try JournalContents.decode(try readAll(path), path: path)
     }
 
-    /// Opens (creating) the journal at `path` for appending; a torn tail is
-    /// cut off (and the cut synced) first. Returns the journal and what it held.
-    public static func open(path: String) throws(JournalError) -> (PaymentJournal, JournalContents) {
-        let contents = try read(path: path)
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .system(operation: "open", path: path, errno: errno) }
-        if contents.tornBytes > 0 {
-            guard ftruncate(fd, off_t(contents.validLength)) == 0, fsync(fd) == 0 else {
-                let code = errno
-                close(fd)
-                throw .system(operation: "truncate", path: path, errno: code)
+    /// Opens (creating) the journal at `path` for appending, on the blocking
+    /// pool; a torn tail is cut off (and the cut synced) first. Returns the
+    /// journal and what it held.
+    public static func open(path: String) async throws(JournalError) -> (PaymentJournal, JournalContents) {
+        try await BlockingPool.shared.run { () throws(JournalError) in
+            let contents = try read(path: path)
+            let fd: FileDescriptor
+            do throws(SystemError) {
+                fd = try FileDescriptor.open(path, .writeOnly, options: [.create, .append])
+            } catch {
+                throw .system(error)
             }
+            if contents.tornBytes > 0 {
+                do throws(SystemError) {
+                    try fd.truncate(to: contents.validLength)
+                    try fd.sync()
+                } catch {
+                    fd.close()
+                    throw .system(SystemError("truncate", path: path, errno: error.errno))
+                }
+            }
+            syncDirectory(of: path)
+            return (PaymentJournal(path: path, fd: fd), contents)
         }
-        syncDirectory(of: path)
-        return (PaymentJournal(path: path, fd: fd), contents)
     }
 
-    /// Appends `record` and syncs it to disk.
-    public func append(_ record: JournalRecord) throws(JournalError) {
-        try Self.writeAll(fd, record.line, path: path)
-        guard fsync(fd) == 0 else { throw .system(operation: "fsync", path: path, errno: errno) }
+    /// Appends `record` and syncs it to disk; returns once it is there.
+    /// Appends made one after the other (by one actor) reach the file in
+    /// that order.
+    nonisolated(nonsending) public func append(_ record: JournalRecord) async throws(JournalError) {
+        try await queue.run { () throws(JournalError) in
+            try self.fd.withLock { fd throws(JournalError) in
+                try Self.write(record.line, to: fd, path: self.path)
+                do throws(SystemError) {
+                    try fd.sync()
+                } catch {
+                    throw .system(SystemError("fsync", path: self.path, errno: error.errno))
+                }
+            }
+        }
     }
 
     /// Replaces the journal with the records that rebuild `state` (final
     /// payments included), atomically: a crash leaves the old or the new file.
-    public func compact(to state: JournalState) throws(JournalError) {
-        let temporary = path + ".compact"
-        let newFD = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard newFD >= 0 else { throw .system(operation: "open", path: temporary, errno: errno) }
-        do throws(JournalError) {
-            try Self.writeAll(newFD, state.compactedRecords.flatMap(\.line), path: temporary)
-            guard fsync(newFD) == 0 else {
-                throw JournalError.system(operation: "fsync", path: temporary, errno: errno)
+    nonisolated(nonsending) public func compact(to state: JournalState) async throws(JournalError) {
+        let bytes = state.compactedRecords.flatMap(\.line)
+        try await queue.run { () throws(JournalError) in
+            let path = self.path
+            do throws(SystemError) {
+                try AtomicFile.replace(path, with: bytes, temporary: path + ".compact")
+            } catch {
+                throw .system(error)
             }
-        } catch {
-            close(newFD)
-            unlink(temporary)
-            throw error
+            Self.syncDirectory(of: path)
+            let reopened: FileDescriptor
+            do throws(SystemError) {
+                reopened = try FileDescriptor.open(path, .writeOnly, options: [.append])
+            } catch {
+                throw .system(error)
+            }
+            self.fd.withLock { fd in
+                fd.close()
+                fd = reopened
+            }
         }
-        close(newFD)
-        guard rename(temporary, path) == 0 else { throw .system(operation: "rename", path: path, errno: errno) }
-        Self.syncDirectory(of: path)
-        let reopened = Glibc.open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-        guard reopened >= 0 else { throw .system(operation: "open", path: path, errno: errno) }
-        close(fd)
-        fd = reopened
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(JournalError) {
-        var remaining = bytes[...]
-        while !remaining.isEmpty {
-            let written = remaining.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw .system(operation: "write", path: path, errno: errno) }
-            remaining = remaining.dropFirst(written)
+    private static func write(_ bytes: [UInt8], to fd: FileDescriptor, path: String) throws(JournalError) {
+        do throws(SystemError) {
+            try fd.writeAll(bytes)
+        } catch {
+            throw .system(SystemError("write", path: path, errno: error.errno))
         }
     }
 
     private static func readAll(_ path: String) throws(JournalError) -> [UInt8] {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return [] }
-            throw .system(operation: "open", path: path, errno: errno)
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = Glibc.read(fd, &chunk, chunk.count)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .system(operation: "read", path: path, errno: errno)
-            }
-            if count == 0 { return bytes }
-            bytes += chunk[..<count]
+        do throws(SystemError) {
+            return try RegularFile.readIfPresent(path, limit: Int.max) ?? []
+        } catch {
+            throw .system(error)
         }
     }
 
     private static func syncDirectory(of path: String) {
         let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let fd = Glibc.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 {
-            _ = fsync(fd)
-            close(fd)
-        }
+        try? AtomicFile.syncDirectory(directory.isEmpty ? "/" : directory)
     }
 }

@@ -19,7 +19,7 @@ final class PaymentTerminalScannerPlugin: RolePlugin {
     }
 
     func start() async throws {
-        let engine = try ScannerEngine(central: central, config: config, context: context)
+        let engine = try await ScannerEngine(central: central, config: config, context: context)
         await engine.offerUnsettled()
         try register(engine)
         let central = self.central

@@ -27,19 +27,19 @@ actor ScannerEngine {
     /// Whether a later round of queries is running.
     var requerying = false
 
-    init(central: CentralManager, config: ScannerConfig, context: RoleContext) throws(JournalError) {
+    init(central: CentralManager, config: ScannerConfig, context: RoleContext) async throws(JournalError) {
         self.central = central
         self.config = config
         self.logger = context.logger
         self.events = context.events
         self.fleet = context.fleet
         self.table = TerminalTable(policy: config.policy)
-        let (journal, contents) = try PaymentJournal.open(path: "\(context.state.directory)/\(config.journal)")
+        let (journal, contents) = try await PaymentJournal.open(path: "\(context.state.directory)/\(config.journal)")
         self.journal = journal
         var state = JournalState(replaying: contents.records)
         // After a restart nothing in flight is known: every unsettled payment is reconciling.
         for record in ReconciliationPlanner.markUnknown(in: state, why: "restart") {
-            try journal.append(record)
+            try await journal.append(record)
             state.apply(record)
         }
         self.state = state
@@ -110,15 +110,19 @@ actor ScannerEngine {
         return key
     }
 
-    /// Appends a record (written and fsync'ed) and applies it to the state;
-    /// the payment's `accepted` and `final` records also go to the fleet's
-    /// durable outbox (`<prefix>/payments`, docs/profiles/payment-terminal.md):
-    /// a final status before the journal (if the lane dies in between, the
-    /// restart reconciles the same final status with the terminal and
-    /// publishes it again), an acceptance after it (the restart offers every
-    /// unsettled payment's acceptance again). pos.pay hands the acceptance
-    /// over itself (``publishDurably(_:admission:)``), so that it can settle
-    /// the payment unsent when the outbox refuses it.
+    /// Applies a record to the state and appends it to the journal; returns
+    /// once it is written and fsync'ed (on the blocking pool: the actor serves
+    /// other calls meanwhile). The state changes first, so records reach the
+    /// file in the order they were applied; an acceptance that cannot be
+    /// journalled is withdrawn again. The payment's `accepted` and `final`
+    /// records also go to the fleet's durable outbox (`<prefix>/payments`,
+    /// docs/profiles/payment-terminal.md): a final status before the journal
+    /// (if the lane dies in between, the restart reconciles the same final
+    /// status with the terminal and publishes it again), an acceptance after
+    /// it (the restart offers every unsettled payment's acceptance again).
+    /// pos.pay hands the acceptance over itself
+    /// (``publishDurably(_:admission:)``), so that it can settle the payment
+    /// unsent when the outbox refuses it.
     func record(_ record: JournalRecord) async throws(JournalError) {
         let id = record.transactionID
         if case .final = record, state.payments[id]?.phase != .final {
@@ -126,8 +130,13 @@ actor ScannerEngine {
             next.apply(record)
             if let entry = next.payments[id] { await publishDurably(entry, admission: .closing) }
         }
-        try journal.append(record)
         state.apply(record)
+        do {
+            try await journal.append(record)
+        } catch {
+            if case .accepted = record { state.withdraw(id) }
+            throw error
+        }
         guard let entry = state.payments[id] else { return }
         var data: JSONObject = [
             "transactionId": .string(entry.transactionID.uuidString), "phase": .string(entry.phase.rawValue),

@@ -1,11 +1,12 @@
 import Glibc
+import IO
 import RoleKit
 
 /// Saves and loads the aggregates snapshot in the plugin's state directory.
 ///
 /// Saving goes through ``PluginStateStore/write(_:_:)`` (temporary file,
-/// fsync, rename, fsync of the directory), so a reader sees the previous
-/// snapshot or the new one. A snapshot that cannot be read at start-up is
+/// fsync, rename, fsync of the directory, on the blocking pool), so a reader
+/// sees the previous snapshot or the new one. A snapshot that cannot be read at start-up is
 /// renamed aside (`aggregates.json.corrupt-<unix time>`), logged, and the
 /// plugin starts empty: it never crashes on it and never deletes it.
 public struct AggregateSnapshotStore: Sendable {
@@ -23,15 +24,16 @@ public struct AggregateSnapshotStore: Sendable {
     }
 
     /// Writes the snapshot of `state` atomically and durably.
-    public func save(_ state: AggregateState, now: Double) throws(PluginStateError) {
-        try store.write(Self.fileName, AggregateSnapshot.encode(state, now: now))
+    /// Saves made one after the other (by one actor) are written in that order.
+    nonisolated(nonsending) public func save(_ state: AggregateState, now: Double) async throws(PluginStateError) {
+        try await store.write(Self.fileName, AggregateSnapshot.encode(state, now: now))
     }
 
     /// Restores `state` from the snapshot, if there is a readable one.
-    public func load(into state: inout AggregateState, now: Double) -> SnapshotLoadOutcome {
+    public func load(into state: inout AggregateState, now: Double) async -> SnapshotLoadOutcome {
         let bytes: [UInt8]
         do {
-            guard let found = try store.read(Self.fileName) else { return .noSnapshot }
+            guard let found = try await store.read(Self.fileName) else { return .noSnapshot }
             bytes = found
         } catch {
             logger.error("cannot read the aggregates snapshot: \(error); starting empty")
@@ -44,7 +46,8 @@ public struct AggregateSnapshotStore: Sendable {
             }
             return .restored(skippedSensors: skipped)
         } catch {
-            return setAside(reason: error.description, now: now)
+            let reason = error.description
+            return await BlockingPool.shared.run { setAside(reason: reason, now: now) }
         }
     }
 

@@ -1,3 +1,5 @@
+import IO
+
 /// Reads a number from the contents of a sensor file (hwmon, IIO, or any
 /// file holding one number) and applies scale and offset. Pure: the bytes
 /// come from ``SensorFileReader``.
@@ -67,8 +69,8 @@ public enum SensorFileParser {
 public enum SensorFileError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The contents (first 32 bytes shown) are not one number.
     case notANumber(String)
-    /// Reading the file failed.
-    case system(operation: String, path: String, errno: Int32)
+    /// Reading the file failed, or it is not a regular file.
+    case system(SystemError)
     /// The file is longer than a sensor attribute can be.
     case tooLarge(path: String)
 
@@ -76,7 +78,7 @@ public enum SensorFileError: Error, Sendable, Hashable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .notANumber(let text): "the file does not hold a number: \"\(text)\""
-        case .system(let operation, let path, let code): "\(operation) \(path) failed (errno \(code))"
+        case .system(let error): error.description
         case .tooLarge(let path): "\(path) is longer than 4096 bytes; not a sensor attribute"
         }
     }

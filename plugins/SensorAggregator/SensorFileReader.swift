@@ -1,8 +1,10 @@
-import Glibc
+import IO
 
 /// The I/O around ``SensorFileParser``: reads a ``FileSource``'s files
-/// (one `read` each, as sysfs attributes are meant to be read) and returns
-/// the scaled value.
+/// (one whole read each, as sysfs attributes are meant to be read) on the
+/// process's ``BlockingPool`` and returns the scaled value. Only regular
+/// files are read: a FIFO, a device or a socket at a sensor path is refused
+/// before anything could wait on it.
 public struct SensorFileReader: Sendable {
     /// The largest file read (sysfs attributes are one page at most).
     public static let maximumBytes = 4096
@@ -10,34 +12,28 @@ public struct SensorFileReader: Sendable {
     /// A reader.
     public init() {}
 
-    /// The current value of `source`.
+    /// The current value of `source`, its files read on the blocking pool.
     ///
-    /// - Throws: ``SensorFileError`` when a file cannot be read or does not
-    ///   hold a number.
-    public func read(_ source: FileSource) throws(SensorFileError) -> Double {
-        let raw = try contents(of: source.path)
-        let offset = try source.offsetPath.map { path throws(SensorFileError) in try contents(of: path) }
-        let scale = try source.scalePath.map { path throws(SensorFileError) in try contents(of: path) }
-        return try SensorFileParser.value(raw: raw, fileOffset: offset, fileScale: scale, source: source)
+    /// - Throws: ``SensorFileError`` when a file cannot be read, is not a
+    ///   regular file, or does not hold a number.
+    public func read(_ source: FileSource) async throws(SensorFileError) -> Double {
+        let files = try await BlockingPool.shared.run { () throws(SensorFileError) in
+            let raw = try contents(of: source.path)
+            let offset = try source.offsetPath.map { path throws(SensorFileError) in try contents(of: path) }
+            let scale = try source.scalePath.map { path throws(SensorFileError) in try contents(of: path) }
+            return (raw, offset, scale)
+        }
+        return try SensorFileParser.value(raw: files.0, fileOffset: files.1, fileScale: files.2, source: source)
     }
 
-    /// The bytes of the file at `path`.
+    /// The bytes of the regular file at `path` (blocking: call it on a ``BlockingPool``).
     public func contents(of path: String) throws(SensorFileError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .system(operation: "open", path: path, errno: errno) }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: Self.maximumBytes + 1)
-        var total = 0
-        while total < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, $0.count - total) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .system(operation: "read", path: path, errno: errno)
-            }
-            if count == 0 { break }
-            total += count
+        do {
+            return try RegularFile.read(path, limit: Self.maximumBytes)
+        } catch  where error.errno == .fileTooLarge {
+            throw .tooLarge(path: path)
+        } catch {
+            throw .system(error)
         }
-        guard total <= Self.maximumBytes else { throw .tooLarge(path: path) }
-        return Array(buffer[..<total])
     }
 }

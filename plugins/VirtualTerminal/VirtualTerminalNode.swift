@@ -20,6 +20,8 @@ actor VirtualTerminalNode {
     private let clock = ContinuousClock()
     private let start: ContinuousClock.Instant
     private var timer: Task<Void, Never>?
+    /// Set by ``shutdown()``: work suspended across it (a save) does not arm the timer again.
+    private var stopped = false
     /// Statuses the transmit queue refused, oldest first (at most ``waitingLimit``).
     private var waiting: [[UInt8]] = []
     private static let waitingLimit = 64
@@ -36,17 +38,20 @@ actor VirtualTerminalNode {
         self.state = state
         self.logger = logger
         self.events = events
-        var terminal = VirtualTerminal(config: config)
+        terminal = VirtualTerminal(config: config)
+    }
+
+    /// Restores the transactions from the snapshot (read on the blocking pool); call once, before serving.
+    func restore() async {
         do {
-            if let bytes = try state.read(Self.snapshotName) {
+            if let bytes = try await state.read(Self.snapshotName) {
                 let json = try JSON(parsing: String(decoding: bytes, as: UTF8.self))
-                terminal = try VirtualTerminal(config: config, restoring: json, at: .zero)
+                terminal = try VirtualTerminal(config: terminal.config, restoring: json, at: .zero)
                 logger.info("restored \(terminal.transactionCount) transactions")
             }
         } catch {
             logger.warning("snapshot \(Self.snapshotName) unreadable (\(error)); starting with no transactions")
         }
-        self.terminal = terminal
     }
 
     private var now: Duration { clock.now - start }
@@ -104,7 +109,7 @@ actor VirtualTerminalNode {
             return
         }
         _ = request.respond()
-        save()
+        await save()
         indicate(statuses)
         rearm()
     }
@@ -125,10 +130,11 @@ actor VirtualTerminalNode {
     }
 
     /// Saves and stops the timer.
-    func shutdown() {
+    func shutdown() async {
+        stopped = true
         timer?.cancel()
         timer = nil
-        save()
+        await save()
     }
 
     private func indicate(_ statuses: [TransactionStatus]) {
@@ -152,6 +158,7 @@ actor VirtualTerminalNode {
     }
 
     private func rearm() {
+        guard !stopped else { return }
         timer?.cancel()
         guard let deadline = terminal.nextDeadline else {
             timer = nil
@@ -160,21 +167,22 @@ actor VirtualTerminalNode {
         let delay = max(.zero, deadline - now)
         timer = Task {
             guard (try? await Task.sleep(for: delay)) != nil else { return }
-            self.fire()
+            await self.fire()
         }
     }
 
-    private func fire() {
+    private func fire() async {
         let settled = terminal.advance(to: now)
-        if !settled.isEmpty { save() }
+        if !settled.isEmpty { await save() }
         indicate(settled)
         rearm()
     }
 
-    private func save() {
+    /// Writes the snapshot on the blocking pool; saves reach the disk in the order they were made.
+    private func save() async {
         let text = terminal.snapshot(at: now).serialized()
         do throws(PluginStateError) {
-            try state.write(Self.snapshotName, Array(text.utf8))
+            try await state.write(Self.snapshotName, Array(text.utf8))
         } catch {
             logger.error("cannot save \(Self.snapshotName): \(error)")
         }

@@ -22,6 +22,7 @@ final class VirtualTerminalPlugin: RolePlugin {
         let manager = try? context.peripheral()
         let node = VirtualTerminalNode(
             config: config, manager: manager, state: context.state, logger: context.logger, events: context.events)
+        await node.restore()
         var tasks: [Task<Void, Never>] = []
         if let manager {
             let requests = manager.requests()

@@ -50,7 +50,7 @@ extension CentralManager {
                     effects.synced.append(path)
                 }
                 let adapters = state.mirror.adapters.map {
-                    ManagerStateMachine.Adapter(path: $0.path, powered: $0.powered)
+                    AdapterStatus(path: $0.path, powered: $0.powered)
                 }
                 effects.stateChange = state.machine.apply(.treeLoaded(adapters))
                 effects.requestSnapshot = state.mirror.needsSnapshot

@@ -1,3 +1,5 @@
+import IO
+
 extension CentralManager {
     /// The state to persist now.
     func restorationSnapshot() -> RestorationState {
@@ -20,11 +22,22 @@ extension CentralManager {
 
     /// Writes the state to the restoration store, if there is one, before
     /// the operation that changed it reports success: what was confirmed
-    /// survives SIGKILL. Saves are serialised so the last change wins.
-    func persist() throws(BLEError) {
+    /// survives SIGKILL. The write (two fsyncs) runs on the blocking pool;
+    /// saves asked for while one runs fold into the next, which takes the
+    /// state as it is then, so the last change wins.
+    func persist() async throws(BLEError) {
         guard let store = options.restoration else { return }
+        let writer = persistence.withLock { writer in
+            if let writer { return writer }
+            let made = CoalescingWriter<Void> { [weak self] () throws(SystemError) in
+                guard let self else { return }
+                try store.save(self.restorationSnapshot())
+            }
+            writer = made
+            return made
+        }
         do {
-            try persistence.withLock { _ throws(RestorationStoreError) in try store.save(restorationSnapshot()) }
+            try await writer.save(())
         } catch {
             throw BLEError(.failed, message: "saving state: \(error)")
         }

@@ -1,4 +1,5 @@
 import GATT
+import IO
 import Synchronization
 
 /// The central role, in the image of `CBCentralManager`: scan, connect, and
@@ -20,7 +21,7 @@ public final class CentralManager: Sendable {
         /// The adapter to use (`/org/bluez/hci0`); nil for the first.
         public var adapter: String?
         /// Timing of GATT operations.
-        public var operationPolicy: OperationQueue.Policy
+        public var operationPolicy: GATTOperationPolicy
         /// Bounds of the mirrored tree.
         public var mirrorLimits: ObjectTreeMirror.Limits
         /// How many discoveries each scan's queue holds (one per peripheral
@@ -39,7 +40,7 @@ public final class CentralManager: Sendable {
 
         /// Options; defaults as documented on each type.
         public init(
-            adapter: String? = nil, operationPolicy: OperationQueue.Policy = .init(),
+            adapter: String? = nil, operationPolicy: GATTOperationPolicy = .init(),
             mirrorLimits: ObjectTreeMirror.Limits = .init(), connectTimeout: Duration = .seconds(30),
             restoration: RestorationStore? = nil, reconnectPolicy: ReconnectPolicy = .init(),
             scanQueueCapacity: Int? = nil, notificationQueueCapacity: Int = 1024
@@ -152,7 +153,8 @@ public final class CentralManager: Sendable {
     /// Subscriptions turned on or off, by a caller or a restore.
     let notificationStateBroadcast = Broadcast<NotificationStateChange>(capacity: 256)
     private let pump = Mutex<[Task<Void, Never>]>([])
-    let persistence = Mutex<Void>(())
+    /// Writes the restoration state on the blocking pool (made at the first save).
+    let persistence = Mutex<CoalescingWriter<Void>?>(nil)
 
     /// What state restoration found when the manager started (Core
     /// Bluetooth's will-restore-state): ``RestorationLoad/empty`` without a
@@ -312,7 +314,7 @@ public final class CentralManager: Sendable {
             state.peripheralStates[id] = .connecting
             return path
         }
-        try persist()
+        try await persist()
         do throws(BLEError) {
             try await backend.connect(device: path)
         } catch {
@@ -349,7 +351,7 @@ public final class CentralManager: Sendable {
             if state.peripheralStates[id] == .connected { state.peripheralStates[id] = .disconnecting }
             return path
         }
-        try persist()
+        try await persist()
         guard let path else { return }
         try await backend.disconnect(device: path)
     }

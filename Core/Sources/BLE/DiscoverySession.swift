@@ -5,7 +5,7 @@
 /// merged filter, and the last one to stop stops it (StopDiscovery). After
 /// bluetoothd restarts or the adapter powers back on, ``resume()`` gives the
 /// calls that bring the running scan back.
-public struct DiscoverySession: Sendable {
+struct DiscoverySession: Sendable {
     /// Identifies one scanner.
     public typealias Token = UInt64
 

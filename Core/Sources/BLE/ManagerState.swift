@@ -33,19 +33,9 @@ public enum ManagerState: String, Hashable, Sendable, CustomStringConvertible {
 /// adapters present and their Powered property, and whether the bus refused us.
 ///
 /// Feed it inputs; each returns the new state when it changed, nil otherwise.
-public struct ManagerStateMachine: Sendable {
+struct ManagerStateMachine: Sendable {
     /// An adapter as the state machine needs it.
-    public struct Adapter: Hashable, Sendable {
-        /// The adapter's object path (`/org/bluez/hci0`).
-        public var path: String
-        /// Adapter1.Powered.
-        public var powered: Bool
-        /// A description of an adapter at `path`.
-        public init(path: String, powered: Bool) {
-            self.path = path
-            self.powered = powered
-        }
-    }
+    typealias Adapter = AdapterStatus
 
     /// An input.
     public enum Input: Hashable, Sendable {
@@ -115,5 +105,18 @@ public struct ManagerStateMachine: Sendable {
         }
         adapterPath = chosen
         return powered ? .poweredOn : .poweredOff
+    }
+}
+
+/// An adapter as the managers see it: its object path and whether it is powered.
+public struct AdapterStatus: Hashable, Sendable {
+    /// The adapter's object path (`/org/bluez/hci0`).
+    public var path: String
+    /// Adapter1.Powered.
+    public var powered: Bool
+    /// A description of an adapter at `path`.
+    public init(path: String, powered: Bool) {
+        self.path = path
+        self.powered = powered
     }
 }

@@ -12,42 +12,12 @@
 /// `.start`, and on `.fail` resumes the caller with the error. It reports
 /// each BlueZ answer with ``completed(_:outcome:now:)``, calls ``tick(now:)``
 /// at ``nextWakeup``, and ``linkDropped()`` when Device1.Connected goes false.
-public struct OperationQueue: Sendable {
+struct OperationQueue: Sendable {
     /// Identifies one queued operation.
     public typealias ID = UInt64
 
     /// How operations are timed and retried.
-    public struct Policy: Hashable, Sendable {
-        /// The deadline of an operation, counted from when it was enqueued.
-        public var timeout: Duration
-        /// How many times an operation may be started in all (1 = no retry).
-        public var maximumAttempts: Int
-        /// The wait before the first retry; doubled for each further one.
-        public var initialBackoff: Duration
-        /// The longest wait between retries.
-        public var maximumBackoff: Duration
-
-        /// A policy; defaults: 30 s deadline, 5 attempts, 50 ms backoff up to 1 s.
-        public init(
-            timeout: Duration = .seconds(30), maximumAttempts: Int = 5, initialBackoff: Duration = .milliseconds(50),
-            maximumBackoff: Duration = .seconds(1)
-        ) {
-            self.timeout = timeout
-            self.maximumAttempts = max(1, maximumAttempts)
-            self.initialBackoff = initialBackoff
-            self.maximumBackoff = maximumBackoff
-        }
-
-        /// The wait before attempt number `attempt + 1`, after `attempt` attempts.
-        public func backoff(afterAttempt attempt: Int) -> Duration {
-            var wait = initialBackoff
-            for _ in 1..<max(1, attempt) {
-                wait = wait * 2
-                if wait >= maximumBackoff { return maximumBackoff }
-            }
-            return min(wait, maximumBackoff)
-        }
-    }
+    typealias Policy = GATTOperationPolicy
 
     /// A queued operation.
     public struct Operation: Hashable, Sendable {
@@ -197,5 +167,38 @@ public struct OperationQueue: Sendable {
         list[0].attempts = 1
         queues[attribute] = list
         return [.start(list[0].id)]
+    }
+}
+
+/// How the central's GATT operations are timed and retried (``CentralManager/Options/operationPolicy``).
+public struct GATTOperationPolicy: Hashable, Sendable {
+    /// The deadline of an operation, counted from when it was enqueued.
+    public var timeout: Duration
+    /// How many times an operation may be started in all (1 = no retry).
+    public var maximumAttempts: Int
+    /// The wait before the first retry; doubled for each further one.
+    public var initialBackoff: Duration
+    /// The longest wait between retries.
+    public var maximumBackoff: Duration
+
+    /// A policy; defaults: 30 s deadline, 5 attempts, 50 ms backoff up to 1 s.
+    public init(
+        timeout: Duration = .seconds(30), maximumAttempts: Int = 5, initialBackoff: Duration = .milliseconds(50),
+        maximumBackoff: Duration = .seconds(1)
+    ) {
+        self.timeout = timeout
+        self.maximumAttempts = max(1, maximumAttempts)
+        self.initialBackoff = initialBackoff
+        self.maximumBackoff = maximumBackoff
+    }
+
+    /// The wait before attempt number `attempt + 1`, after `attempt` attempts.
+    public func backoff(afterAttempt attempt: Int) -> Duration {
+        var wait = initialBackoff
+        for _ in 1..<max(1, attempt) {
+            wait = wait * 2
+            if wait >= maximumBackoff { return maximumBackoff }
+        }
+        return min(wait, maximumBackoff)
     }
 }

@@ -211,7 +211,7 @@ public final class Peripheral: Sendable {
             // Listen before looking, so a restore that settles meanwhile is not missed.
             let settled = central.subscriptionBroadcast.stream()
             let startNow = central.state.withLock { $0.subscriptions.subscribe(reference) }
-            try central.persist()
+            try await central.persist()
             guard startNow else {
                 try await waitWhileStarting(reference, settled: settled)
                 return
@@ -233,7 +233,7 @@ public final class Peripheral: Sendable {
                     _ = state.subscriptions.unsubscribe(reference)
                     state.notifications.dropHeld(for: reference)
                 }
-                try? central.persist()
+                try? await central.persist()
                 central.notificationStateBroadcast.yield(
                     .init(characteristic: reference, isNotifying: false, error: error))
                 throw error
@@ -243,7 +243,7 @@ public final class Peripheral: Sendable {
                 state.notifications.dropHeld(for: reference)
                 return state.subscriptions.unsubscribe(reference)
             }
-            try central.persist()
+            try await central.persist()
             guard wasStarted else {
                 central.notificationStateBroadcast.yield(.init(characteristic: reference, isNotifying: false))
                 return

@@ -72,9 +72,9 @@ public enum PeripheralBackendEvent: Hashable, Sendable {
     /// The bus refused a call with AccessDenied.
     case accessDenied
     /// The adapters after (re)reading the tree.
-    case adapters([ManagerStateMachine.Adapter])
+    case adapters([AdapterStatus])
     /// An adapter appeared or its Powered changed.
-    case adapterUpdated(ManagerStateMachine.Adapter)
+    case adapterUpdated(AdapterStatus)
     /// An adapter went away.
     case adapterRemoved(path: String)
     /// A read or write request to answer.

@@ -1,4 +1,5 @@
 import GATT
+import IO
 import Synchronization
 
 /// The peripheral role, in the image of `CBPeripheralManager`: publish
@@ -48,7 +49,8 @@ public final class PeripheralManager: Sendable {
     private let readyBroadcast = Broadcast<Void>(capacity: 1)
     let registrationBroadcast = Broadcast<[RegistrationFailure]>(capacity: 16)
     private let pump = Mutex<Task<Void, Never>?>(nil)
-    private let persistence = Mutex<Void>(())
+    /// Writes the restoration state on the blocking pool (made at the first save).
+    private let persistence = Mutex<CoalescingWriter<Void>?>(nil)
 
     /// What state restoration found at start (Core Bluetooth's
     /// will-restore-state). Restored services and advertising are registered
@@ -157,7 +159,7 @@ public final class PeripheralManager: Sendable {
             throw error
         }
         recordRegistration(.advertisement, failure: nil)
-        try persist()
+        try await persist()
     }
 
     /// Whether `data` goes out in extended PDUs (see ``startAdvertising(_:extended:)``).
@@ -186,7 +188,7 @@ public final class PeripheralManager: Sendable {
             return state.machine.adapterPath
         }
         recordRegistration(.advertisement, failure: nil)
-        try persist()
+        try await persist()
         guard let adapter else { return }
         try await backend.unregisterAdvertisement(adapter: adapter)
     }
@@ -238,18 +240,27 @@ public final class PeripheralManager: Sendable {
             throw error
         }
         recordRegistration(.application, failure: nil)
-        try persist()
+        try await persist()
     }
 
     /// Writes services and advertisement to the restoration store, if any,
     /// before the change is reported done.
-    private func persist() throws(BLEError) {
+    /// The write runs on the blocking pool; saves asked for meanwhile fold into the next, which takes the state as
+    /// it is then.
+    private func persist() async throws(BLEError) {
         guard let store = options.restoration else { return }
-        do {
-            try persistence.withLock { _ throws(RestorationStoreError) in
+        let writer = persistence.withLock { writer in
+            if let writer { return writer }
+            let made = CoalescingWriter<Void> { [weak self] () throws(SystemError) in
+                guard let self else { return }
                 let (services, advertisement) = state.withLock { ($0.services, $0.advertisement?.data) }
                 try store.save(RestorationState(services: services, advertising: advertisement))
             }
+            writer = made
+            return made
+        }
+        do {
+            try await writer.save(())
         } catch {
             throw BLEError(.failed, message: "saving state: \(error)")
         }
@@ -282,8 +293,11 @@ public final class PeripheralManager: Sendable {
             state.withLock { $0.advertisement = nil }
         }
         if let change {
+            // What to register again is taken before anyone hears of poweredOn: a service added by a listener
+            // woken by this very change registers itself, and must not be registered twice at once.
+            let registrations = change == .poweredOn ? registrationsToRestore() : nil
             stateBroadcast.yield(change)
-            if change == .poweredOn { restoreRegistrations() }
+            if let registrations { restoreRegistrations(registrations) }
         }
     }
 
@@ -307,10 +321,18 @@ public final class PeripheralManager: Sendable {
 
     /// After bluetoothd returns or the adapter powers on, BlueZ has forgotten
     /// our application and advertisement: register them again.
-    private func restoreRegistrations() {
-        let (adapter, services, advertisement) = state.withLock {
-            ($0.machine.adapterPath, $0.services, $0.advertisement)
-        }
+    private func registrationsToRestore() -> (
+        adapter: String?, services: [GATTService], advertisement: (data: AdvertisingData, extended: Bool)?
+    ) {
+        state.withLock { ($0.machine.adapterPath, $0.services, $0.advertisement) }
+    }
+
+    private func restoreRegistrations(
+        _ registrations: (
+            adapter: String?, services: [GATTService], advertisement: (data: AdvertisingData, extended: Bool)?
+        )
+    ) {
+        let (adapter, services, advertisement) = registrations
         guard let adapter else { return }
         let backend = self.backend
         Task { [weak self] in

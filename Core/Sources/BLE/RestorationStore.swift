@@ -1,3 +1,4 @@
+import IO
 import JSON
 
 #if canImport(Glibc)
@@ -5,28 +6,6 @@ import JSON
 #elseif canImport(Musl)
     import Musl
 #endif
-
-/// Why the restoration store could not read or write.
-public struct RestorationStoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The operation that failed (`open`, `write`, `fsync`, `rename`, ...).
-    public var operation: String
-    /// The file it was about.
-    public var path: String
-    /// The errno value.
-    public var errno: Int32
-
-    /// An error of `operation` on `path` with `errno`.
-    public init(operation: String, path: String, errno: Int32) {
-        self.operation = operation
-        self.path = path
-        self.errno = errno
-    }
-
-    /// `operation path: strerror`.
-    public var description: String {
-        "\(operation) \(path): \(String(cString: strerror(errno)))"
-    }
-}
 
 /// What ``RestorationStore/load()`` found.
 public enum RestorationLoad: Hashable, Sendable {
@@ -47,7 +26,7 @@ public enum RestorationLoad: Hashable, Sendable {
 /// directory is fsynced, so after a crash (even SIGKILL or power loss) the
 /// file holds either the old or the new state, never a mix. A file that
 /// cannot be read back is renamed to `<name>.corrupt-<n>` and reported, not
-/// thrown away and not fatal.
+/// thrown away and not fatal. Every call blocks on the disk: the managers run them on the ``BlockingPool``.
 public struct RestorationStore: Sendable {
     /// The state directory.
     public let directory: String
@@ -70,39 +49,20 @@ public struct RestorationStore: Sendable {
     /// The state file's path.
     public var path: String { directory + "/" + restoreIdentifier + ".json" }
 
+    /// The largest state file read back (far above what thousands of peripherals need).
+    public static let maximumBytes = 16 << 20
+
     /// Writes `state` atomically and durably.
-    public func save(_ state: RestorationState) throws(RestorationStoreError) {
+    public func save(_ state: RestorationState) throws(SystemError) {
         let text = state.json.serialized(.pretty) + "\n"
-        do {
-            try AtomicFile.replace(path, with: Array(text.utf8), temporary: path + ".tmp")
-        } catch {
-            throw RestorationStoreError(operation: error.operation, path: error.path, errno: error.errno)
-        }
-        try syncDirectory()
+        try AtomicFile.replace(path, with: Array(text.utf8), temporary: path + ".tmp")
+        try AtomicFile.syncDirectory(directory)
     }
 
     /// Reads the state back. A missing file is ``RestorationLoad/empty``; a
     /// corrupt one is moved aside and reported as ``RestorationLoad/corrupt(reason:preservedAt:)``.
-    public func load() throws(RestorationStoreError) -> RestorationLoad {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return .empty }
-            throw RestorationStoreError(operation: "open", path: path, errno: errno)
-        }
-        var data: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                throw RestorationStoreError(operation: "read", path: path, errno: code)
-            }
-            if count == 0 { break }
-            data += buffer[0..<count]
-        }
-        close(fd)
+    public func load() throws(SystemError) -> RestorationLoad {
+        guard let data = try RegularFile.readIfPresent(path, limit: Self.maximumBytes) else { return .empty }
         let reason: String
         do {
             let json = try JSON(parsing: String(decoding: data, as: UTF8.self))
@@ -116,33 +76,21 @@ public struct RestorationStore: Sendable {
     }
 
     /// Removes the state file (the manager no longer has anything to restore).
-    public func remove() throws(RestorationStoreError) {
-        if unlink(path) != 0 && errno != ENOENT {
-            throw RestorationStoreError(operation: "unlink", path: path, errno: errno)
-        }
-        try syncDirectory()
+    public func remove() throws(SystemError) {
+        if unlink(path) != 0 && errno != ENOENT { throw .current("unlink", path: path) }
+        try AtomicFile.syncDirectory(directory)
     }
 
-    private func moveAside() throws(RestorationStoreError) -> String {
+    private func moveAside() throws(SystemError) -> String {
         var index = 1
         while true {
             let target = "\(path).corrupt-\(index)"
             if access(target, F_OK) != 0 {
-                guard rename(path, target) == 0 else {
-                    throw RestorationStoreError(operation: "rename", path: target, errno: errno)
-                }
-                try syncDirectory()
+                try systemCall("rename", path: target) { rename(path, target) }
+                try AtomicFile.syncDirectory(directory)
                 return target
             }
             index += 1
-        }
-    }
-
-    private func syncDirectory() throws(RestorationStoreError) {
-        do {
-            try AtomicFile.syncDirectory(directory)
-        } catch {
-            throw RestorationStoreError(operation: error.operation, path: error.path, errno: error.errno)
         }
     }
 }

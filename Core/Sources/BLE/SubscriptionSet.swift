@@ -42,7 +42,7 @@ public struct CharacteristicReference: Hashable, Comparable, Sendable, CustomStr
 /// them started; asking again for the same link returns nothing, so a doubled
 /// Connected/ServicesResolved signal never subscribes twice. ``linkDown(_:)``
 /// marks them inactive so the next link restores them.
-public struct SubscriptionSet: Sendable {
+struct SubscriptionSet: Sendable {
     /// Where one subscription stands.
     public enum Status: Hashable, Sendable {
         /// Wanted, not active on the current link.

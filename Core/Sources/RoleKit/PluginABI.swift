@@ -45,11 +45,15 @@ public enum PluginABI {
     /// ``FleetDeviceReading``): a plugin calling them must not load into an
     /// agent without them.
     ///
+    /// Version 6: ``PluginStateStore``'s reads and writes are `async` (they run
+    /// on the blocking pool) and ``PluginStateError/system(_:)`` carries the
+    /// core's one errno error, `SystemError`.
+    ///
     /// Emitted into the client: a plugin's `bleagent_plugin_abi_version`
     /// returns the value of the core it was *compiled* against, not of the
     /// core it runs with, which is what makes the check meaningful.
     @_alwaysEmitIntoClient
-    public static var version: UInt32 { 5 }
+    public static var version: UInt32 { 6 }
 
     /// The name of the C function returning the plugin's ABI version.
     public static let abiVersionSymbol = "bleagent_plugin_abi_version"

@@ -1,5 +1,6 @@
 import BLE
 import ControlProtocol
+import IO
 import JSON
 
 /// The control API's part of state restoration. The central manager persists
@@ -18,21 +19,39 @@ extension CentralControl {
         return RestorationStore(directory: store.directory, restoreIdentifier: store.restoreIdentifier + "-control")
     }
 
-    /// Writes the subscriptions the control API holds now (each write takes
-    /// the newest set, so concurrent changes end with the last one).
-    func saveSubscriptions(of central: CentralManager) throws(RPCError) {
-        guard let store = Self.recordStore(for: central) else { return }
+    /// Writes the subscriptions the control API holds now, on the blocking
+    /// pool, and returns once they (or a later set) are on disk: saves asked
+    /// for while a write runs fold into the next, which takes the set as it
+    /// is then, so concurrent changes end with the last one.
+    func saveSubscriptions(of central: CentralManager) async throws(RPCError) {
+        guard let writer = recordWriter(for: central) else { return }
         do {
-            try recordWrites.withLock { _ throws(RestorationStoreError) in
-                let references = state.withLock { $0.subscriptions.keys.sorted() }
+            try await writer.save(())
+        } catch {
+            throw RPCError(.internalError, "saving the control API's subscriptions: \(error)")
+        }
+    }
+
+    /// The record's writer while `central` is the bound manager (nil without a store).
+    private func recordWriter(for central: CentralManager) -> CoalescingWriter<Void>? {
+        guard let store = Self.recordStore(for: central) else { return nil }
+        return state.withLock { state in
+            guard state.central === central else { return nil }
+            if let writer = state.recordWriter { return writer }
+            let writer = CoalescingWriter<Void> { [weak self, weak central] () throws(SystemError) in
+                guard let self, let central else { return }
+                let references = self.state.withLock { state in
+                    state.central === central ? state.subscriptions.keys.sorted() : nil
+                }
+                guard let references else { return }
                 if references.isEmpty {
                     try store.remove()
                 } else {
                     try store.save(RestorationState(subscriptions: references))
                 }
             }
-        } catch {
-            throw RPCError(.internalError, "saving the control API's subscriptions: \(error)")
+            state.recordWriter = writer
+            return writer
         }
     }
 
@@ -68,7 +87,7 @@ extension CentralControl {
         ]
         if let problem { summary["problem"] = .string(problem) }
         state.withLock { $0.restored = .object(summary) }
-        if restored.count != recorded.count { try? saveSubscriptions(of: central) }
+        if restored.count != recorded.count { Task { try? await self.saveSubscriptions(of: central) } }
         summary["agentState"] = "restored"
         summary["role"] = "central"
         bus.publish(.state, .object(summary))

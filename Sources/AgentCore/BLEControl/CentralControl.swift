@@ -1,6 +1,7 @@
 import BLE
 import ControlProtocol
 import GATT
+import IO
 import JSON
 import RoleKit
 import Synchronization
@@ -46,12 +47,12 @@ public final class CentralControl: Sendable {
         var watchers: [Task<Void, Never>] = []
         /// What restoration found when the manager was bound (agent.status).
         var restored: JSON?
+        /// Writes the control API's subscription record (made at the first save).
+        var recordWriter: CoalescingWriter<Void>?
     }
 
     let state: Mutex<State>
     let bus: EventBus
-    /// Serialises writes of the control API's subscription record.
-    let recordWrites = Mutex<Void>(())
     private let clock: any BLEClock
     private let table: @Sendable () -> DeviceTable
 
@@ -343,7 +344,7 @@ public final class CentralControl: Sendable {
             state.withLock { $0.subscriptions.removeValue(forKey: reference)?.cancel() }
             do { try await peripheral.setNotifyValue(false, for: characteristic) } catch { throw BLEParams.rpc(error) }
         }
-        try saveSubscriptions(of: central)
+        try await saveSubscriptions(of: central)
         return ["notifying": .bool(enable)]
     }
 

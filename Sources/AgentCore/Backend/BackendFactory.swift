@@ -21,6 +21,8 @@ public final class BackendFactory: Sendable {
     }
 
     private let simulator = Mutex<SimEnvironment?>(nil)
+    /// The bus connection of the running role's manager, while one runs.
+    private let connection = Mutex<DBusConnection?>(nil)
     private let log: @Sendable (String) -> Void
 
     /// A factory logging through `log`.
@@ -30,6 +32,12 @@ public final class BackendFactory: Sendable {
 
     /// The private bus's address while the simulator runs.
     public var simBusAddress: String? { simulator.withLock { $0?.busAddress } }
+
+    /// The call bounds of the running role's bus connection (its exported objects: the GATT application, the
+    /// advertisement), while a role runs.
+    public var busCallCounters: (limits: ObjectServer.Limits, counters: ObjectServer.CallCounters)? {
+        connection.withLock { $0.map { ($0.objects.limits, $0.objects.callCounters) } }
+    }
 
     /// The simulator's child process ids (bus, blesim) while it runs.
     public var simProcessIDs: [Int32] { simulator.withLock { $0.map { [$0.bus.pid, $0.blesim.pid] } ?? [] } }
@@ -99,6 +107,7 @@ public final class BackendFactory: Sendable {
         } catch {
             throw ProcessFailure("connecting to the \(backend.rawValue) bus: \(error)")
         }
+        self.connection.withLock { $0 = connection }
         let adapter = "/org/bluez/\(adapterName)"
         let store = RestorationStore(
             directory: restore.stateDirectory, restoreIdentifier: "\(restore.identifier)-\(role.rawValue)")
@@ -111,6 +120,7 @@ public final class BackendFactory: Sendable {
                     options: .init(acquireNotify: bluez.acquireNotify, acquireWrite: bluez.acquireWrite))
             } catch {
                 await connection.close()
+                forget(connection)
                 throw ProcessFailure("starting the central backend: \(error)")
             }
             let central = CentralManager(backend: backend, options: .init(adapter: adapter, restoration: store))
@@ -121,6 +131,7 @@ public final class BackendFactory: Sendable {
                 }
                 backend.stop()
                 await connection.close()
+                self.forget(connection)
             }
         case .peripheral:
             let backend: BlueZPeripheralBackend
@@ -128,6 +139,7 @@ public final class BackendFactory: Sendable {
                 backend = try await BlueZPeripheralBackend.start(connection: connection)
             } catch {
                 await connection.close()
+                forget(connection)
                 throw ProcessFailure("starting the peripheral backend: \(error)")
             }
             let peripheral = PeripheralManager(
@@ -137,7 +149,14 @@ public final class BackendFactory: Sendable {
                 try? await peripheral.removeAllServices()
                 await backend.shutdown()
                 await connection.close()
+                self.forget(connection)
             }
+        }
+    }
+
+    private func forget(_ closed: DBusConnection) {
+        connection.withLock { current in
+            if current === closed { current = nil }
         }
     }
 

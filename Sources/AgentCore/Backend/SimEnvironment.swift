@@ -1,4 +1,5 @@
 import Glibc
+import IO
 
 /// The embedded simulator: a private dbus-daemon (its config written to the
 /// runtime directory) and a `blesim` child serving `org.bluez` on it. Started
@@ -27,52 +28,46 @@ final class SimEnvironment: Sendable {
     static func start(
         _ settings: AgentConfig.Sim, configured: AgentConfig.Sim, log: @Sendable (String) -> Void
     ) async throws(ProcessFailure) -> SimEnvironment {
-        let result = await BlockingCall.run { () -> Result<SimEnvironment, ProcessFailure> in
-            Result { () throws(ProcessFailure) in try startBlocking(settings, configured: configured) }
+        let configPath = "\(settings.runtimeDirectory)/sim-bus.conf"
+        let socketPath = "\(settings.runtimeDirectory)/sim-bus.sock"
+        let directory = settings.runtimeDirectory
+        try await BlockingPool.shared.run { () throws(ProcessFailure) in
+            try makeDirectory(directory)
+            unlink(socketPath)
+            try write(busConfig(socketPath: socketPath), to: configPath)
         }
-        let environment = try result.get()
+        let bus = try await SimChild.start(
+            settings.dbusDaemon, ["--config-file=\(configPath)", "--nofork", "--print-address=1"],
+            name: "dbus-daemon")
+        let address: String
+        let blesim: ChildProcess
+        do throws(ProcessFailure) {
+            address = try await SimChild.waitForLine(of: bus, within: settings.readyDeadline) { !$0.isEmpty }
+            blesim = try await SimChild.start(
+                settings.binary ?? "blesim", ["--address", address, "--scenario", settings.scenario], name: "blesim")
+            do throws(ProcessFailure) {
+                _ = try await SimChild.waitForLine(of: blesim, within: settings.readyDeadline) {
+                    $0.hasPrefix("blesim: ready")
+                }
+            } catch {
+                await blesim.terminate(within: .seconds(5))
+                throw error
+            }
+        } catch {
+            await bus.terminate(within: .seconds(5))
+            throw error
+        }
+        let environment = SimEnvironment(settings: configured, busAddress: address, bus: bus, blesim: blesim)
         log(
             "sim: private bus \(environment.busAddress) (pid \(environment.bus.pid)), "
                 + "blesim pid \(environment.blesim.pid) with \(settings.scenario)")
         return environment
     }
 
-    private static func startBlocking(
-        _ settings: AgentConfig.Sim, configured: AgentConfig.Sim
-    ) throws(ProcessFailure)
-        -> SimEnvironment
-    {
-        try makeDirectory(settings.runtimeDirectory)
-        let configPath = "\(settings.runtimeDirectory)/sim-bus.conf"
-        let socketPath = "\(settings.runtimeDirectory)/sim-bus.sock"
-        unlink(socketPath)
-        try write(busConfig(socketPath: socketPath), to: configPath)
-        let bus = try ChildProcess(
-            executable: settings.dbusDaemon,
-            arguments: ["--config-file=\(configPath)", "--nofork", "--print-address=1"],
-            name: "dbus-daemon")
-        let address = try bus.waitForLine(within: settings.readyDeadline) { !$0.isEmpty }
-        let blesim: ChildProcess
-        do {
-            blesim = try ChildProcess(
-                executable: settings.binary ?? "blesim",
-                arguments: ["--address", address, "--scenario", settings.scenario],
-                name: "blesim")
-            _ = try blesim.waitForLine(within: settings.readyDeadline) { $0.hasPrefix("blesim: ready") }
-        } catch {
-            bus.terminate(within: .seconds(5))
-            throw error
-        }
-        return SimEnvironment(settings: configured, busAddress: address, bus: bus, blesim: blesim)
-    }
-
     /// Stops blesim, then the bus (SIGTERM, SIGKILL after 5 s), and reaps both.
     func stop() async {
-        let (blesim, bus) = (self.blesim, self.bus)
-        await BlockingCall.run {
-            blesim.terminate(within: .seconds(5))
-            bus.terminate(within: .seconds(5))
-        }
+        await blesim.terminate(within: .seconds(5))
+        await bus.terminate(within: .seconds(5))
     }
 
     /// A bus that lets the agent and blesim (same user) own and call anything:
@@ -102,14 +97,16 @@ final class SimEnvironment: Sendable {
         for component in path.split(separator: "/") {
             current += "/\(component)"
             if mkdir(current, 0o700) != 0 && errno != EEXIST {
-                throw ProcessFailure("cannot create \(current): \(ChildProcess.errnoText())")
+                throw ProcessFailure("cannot create \(current): \(Errno.current)")
             }
         }
     }
 
     private static func write(_ text: String, to path: String) throws(ProcessFailure) {
         do {
-            try FileIO.writeAll(path, Array(text.utf8), mode: 0o600)
+            let fd = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate], permissions: 0o600)
+            defer { fd.close() }
+            try fd.writeAll(Array(text.utf8))
         } catch {
             throw ProcessFailure("cannot write \(path): \(error)")
         }

@@ -1,3 +1,4 @@
+import IO
 import JSON
 
 /// The agent's configuration (roles.json), validated. Every field and its
@@ -140,9 +141,30 @@ extension AgentConfig {
     /// against `currentDirectory` (default: the process's).
     public static func load(from path: String, currentDirectory: String? = nil) throws(ConfigError) -> AgentConfig {
         let absolute = FilePath.absolute(path, relativeTo: currentDirectory ?? FilePath.currentDirectory())
+        return try parse(
+            Result { () throws(SystemError) in try RegularFile.read(absolute, limit: maximumBytes) },
+            file: absolute, reportedAs: path)
+    }
+
+    /// ``load(from:currentDirectory:)`` with the file read on the blocking pool (a reload: a slow disk holds
+    /// nothing but this reload; a FIFO or a device at the path is refused before anything waits on it).
+    public static func read(from path: String) async -> Result<AgentConfig, ConfigError> {
+        let absolute = FilePath.absolute(path, relativeTo: FilePath.currentDirectory())
+        let bytes = await BlockingPool.shared.run { () -> Result<[UInt8], SystemError> in
+            Result { () throws(SystemError) in try RegularFile.read(absolute, limit: maximumBytes) }
+        }
+        return Result { () throws(ConfigError) in try parse(bytes, file: absolute, reportedAs: path) }
+    }
+
+    /// The largest config file read.
+    static let maximumBytes = 1 << 20
+
+    private static func parse(
+        _ read: Result<[UInt8], SystemError>, file absolute: String, reportedAs path: String
+    ) throws(ConfigError) -> AgentConfig {
         let bytes: [UInt8]
         do {
-            bytes = try FileIO.readAll(absolute, limit: 1 << 20)
+            bytes = try read.get()
         } catch {
             throw ConfigError(file: path, issues: [ConfigIssue(path: "", message: "cannot read the file: \(error)")])
         }

@@ -1,5 +1,6 @@
 import ControlProtocol
 import Glibc
+import IO
 import JSON
 
 extension AgentConfig {
@@ -431,7 +432,7 @@ public struct FleetCredentials: Sendable, Hashable {
         if let problem = FleetURL.secretFileProblem(path) { throw FleetFileError(description: problem) }
         let bytes: [UInt8]
         do {
-            bytes = try FileIO.readAll(path, limit: 8192)
+            bytes = try RegularFile.read(path, limit: 8192)
         } catch {
             throw FleetFileError(description: "cannot read \(path): \(error)")
         }

@@ -1,34 +1,62 @@
-import CLinux
 import ControlProtocol
-import Glibc
+import IO
 import JSON
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The control API server: a Unix stream socket speaking JSON-RPC 2.0, one
 /// message per line (docs/control-api.md).
 ///
-/// All socket I/O happens on one ``EventLoop`` thread with non-blocking
-/// sockets; handlers run as tasks and hand their replies back to the loop.
-/// Events from the ``EventBus`` wait in a bounded ``EventBacklog`` that the
-/// loop takes in batches (one job however many events arrive, so a flood of
-/// events neither grows memory nor keeps the loop from the sockets), then in
-/// a bounded ``ClientOutbox`` per subscribed client, so a client that stops
-/// reading never stalls the agent.
+/// All socket I/O happens on one ``EventLoop`` with non-blocking sockets;
+/// handlers run as tasks and hand their replies back to the loop. Work per
+/// client is bounded (docs/control-api.md, "Limits"): at most
+/// `maxRequestsInFlight` handlers run for one client; past it the server
+/// stops reading that client's socket until one finishes, so further lines
+/// wait in the socket (backpressure, not memory). A client that leaves a
+/// line unfinished for `partialLineTimeout` is told and closed. Events from
+/// the ``EventBus`` wait in a bounded ``EventBacklog`` that the loop takes in
+/// batches (one job however many events arrive, so a flood of events neither
+/// grows memory nor keeps the loop from the sockets), then in a bounded
+/// ``ClientOutbox`` per subscribed client, so a client that stops reading
+/// never stalls the agent.
 public final class ControlServer: Sendable {
     struct Client {
-        let fd: Int32
+        let fd: FileDescriptor
         let peer: PeerIdentity
+        var registration: EventLoop.Registration?
         var framer: LineFramer
         var outbox: ClientOutbox
         var subscription: Set<EventKind>?
+        /// Handlers running for this client.
+        var inFlight = 0
+        /// Complete lines read while the cap was reached: at most what one read brought in.
+        var waiting: [[UInt8]] = []
+        /// Whether the socket's readability is ignored (the cap is reached).
+        var paused = false
+        /// Whether the outbox waits for room in the socket.
+        var blockedOnWrite = false
+        /// When the unfinished line last grew, while there is one.
+        var partialSince: ContinuousClock.Instant?
+        var idleTimer: EventLoop.Timer?
+
+        var interest: EventLoop.Interest {
+            var interest: EventLoop.Interest = paused ? [] : .readable
+            if blockedOnWrite { interest.insert(.writable) }
+            return interest
+        }
     }
 
     private struct State {
         var socket: SocketFile?
+        var listener: EventLoop.Registration?
         var clients: [UInt64: Client] = [:]
         var nextClient: UInt64 = 0
         var policy: PeerPolicy
         var acceptPaused = false
+        var counters = ControlServerCounters()
         /// Refused connections are logged at most 5 a minute (a flood of them cannot flood the log).
         var refusalLog = LogRateLimit(burst: 5, window: .seconds(60))
     }
@@ -67,8 +95,19 @@ public final class ControlServer: Sendable {
         } catch {
             throw ControlServerError(description: "cannot create the control socket: \(error)")
         }
-        state.withLock { $0.socket = socket }
-        loop.register(socket.fd, events: Int16(POLLIN)) { [weak self] _ in self?.acceptClients() }
+        let listener: EventLoop.Registration
+        do {
+            listener = try loop.register(FileDescriptor(rawValue: socket.fd), interest: .readable) { [weak self] _ in
+                self?.acceptClients()
+            }
+        } catch {
+            socket.remove()
+            throw ControlServerError(description: "cannot watch the control socket: \(error)")
+        }
+        state.withLock {
+            $0.socket = socket
+            $0.listener = listener
+        }
         let token = bus.observe(wants: { [weak self] kind in self?.hasSubscriber(for: kind) ?? false }) {
             [weak self] event in
             self?.enqueue(event)
@@ -84,29 +123,39 @@ public final class ControlServer: Sendable {
     /// The number of connected clients.
     public var clientCount: Int { state.withLock { $0.clients.count } }
 
+    /// What the bounds have seen since the server started.
+    public var counters: ControlServerCounters {
+        state.withLock { state in
+            var counters = state.counters
+            counters.clients = state.clients.count
+            counters.requestsInFlight = state.clients.values.reduce(0) { $0 + $1.inFlight }
+            counters.pausedClients = state.clients.values.filter(\.paused).count
+            return counters
+        }
+    }
+
     /// Flushes what each client can take now, closes every connection and
     /// the socket, and removes the socket file. Call on the loop's thread
     /// (or after the loop stopped).
     public func close() {
         if let token = busToken.withLock({ $0 }) { bus.remove(token) }
-        let (socket, clients) = state.withLock { state in
+        let (socket, listener, clients) = state.withLock { state in
             defer {
                 state.socket = nil
+                state.listener = nil
                 state.clients = [:]
             }
-            return (state.socket, state.clients)
+            return (state.socket, state.listener, state.clients)
         }
-        if let socket {
-            loop.unregister(socket.fd)
-            socket.remove()
-        }
+        if let listener { loop.deregister(listener) }
+        socket?.remove()
         for client in clients.values {
             var outbox = client.outbox
-            while let bytes = outbox.nextBytes, let written = UnixSocket.writeSome(client.fd, bytes), written > 0 {
+            while let bytes = outbox.nextBytes, case .done(let written)? = Self.send(bytes, to: client.fd), written > 0
+            {
                 outbox.didWrite(written)
             }
-            loop.unregister(client.fd)
-            Glibc.close(client.fd)
+            release(client)
         }
     }
 
@@ -115,29 +164,32 @@ public final class ControlServer: Sendable {
     private func acceptClients() {
         guard let listener = state.withLock({ $0.socket?.fd }) else { return }
         while true {
-            let fd = accept(listener, nil, nil)
-            if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                if errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM {
+            let accepted: FileDescriptor?
+            do {
+                accepted = try FileDescriptor(rawValue: listener).accept()
+            } catch {
+                if [.tooManyOpenFiles, .tooManyOpenFilesInSystem, .noBufferSpace, .noMemory].contains(error.errno) {
                     // Out of descriptors: stop watching the listener (it would stay
                     // readable and spin the loop) until a client leaves.
-                    state.withLock { $0.acceptPaused = true }
-                    loop.update(listener, events: 0)
+                    let registration = state.withLock { state in
+                        state.acceptPaused = true
+                        return state.listener
+                    }
+                    if let registration { loop.setInterest([], for: registration) }
                 }
                 return
             }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            UnixSocket.setNonBlocking(fd)
-            admit(fd)
+            guard let accepted else { return }
+            admit(accepted)
         }
     }
 
-    private func admit(_ fd: Int32) {
-        guard let credentials = UnixSocket.peerCredentials(fd) else {
-            Glibc.close(fd)
+    private func admit(_ fd: FileDescriptor) {
+        guard let credentials = try? fd.peerCredentials() else {
+            fd.close()
             return
         }
-        let groups = UnixSocket.peerGroups(fd)
+        let groups = fd.peerGroups()
         let refusal: RPCError? = state.withLock { state in
             if !state.policy.allows(uid: credentials.uid, gid: credentials.gid, groups: groups) {
                 let rule =
@@ -145,6 +197,7 @@ public final class ControlServer: Sendable {
                 return RPCError(.notAuthorized, "uid \(credentials.uid) is not allowed (\(rule))")
             }
             if state.clients.count >= options.maxClients {
+                state.counters.refusedClients += 1
                 return RPCError(
                     .tooManyClients, "the agent already serves \(options.maxClients) clients; try again later")
             }
@@ -152,8 +205,8 @@ public final class ControlServer: Sendable {
         }
         if let refusal {
             logRefusal(refusal, uid: credentials.uid, pid: credentials.pid)
-            _ = UnixSocket.writeSome(fd, Self.line(RPCMessage.error(id: .null, refusal))[...])
-            Glibc.close(fd)
+            _ = Self.send(Self.line(RPCMessage.error(id: .null, refusal))[...], to: fd)
+            fd.close()
             return
         }
         let id = state.withLock { state in
@@ -165,7 +218,14 @@ public final class ControlServer: Sendable {
                 subscription: nil)
             return state.nextClient
         }
-        loop.register(fd, events: Int16(POLLIN)) { [weak self] events in self?.service(id, events: events) }
+        do {
+            let registration = try loop.register(fd, interest: .readable) { [weak self] readiness in
+                self?.service(id, readiness)
+            }
+            state.withLock { $0.clients[id]?.registration = registration }
+        } catch {
+            disconnect(id)
+        }
     }
 
     /// Logs a refused connection at notice, within the rate limit.
@@ -177,9 +237,16 @@ public final class ControlServer: Sendable {
 
     // MARK: - Reading
 
-    private func service(_ id: UInt64, events: Int16) {
-        if events & Int16(POLLOUT) != 0 { flush(id) }
-        if events & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(id) }
+    private func service(_ id: UInt64, _ readiness: EventLoop.Readiness) {
+        if readiness.contains(.writable) { flush(id) }
+        let paused = state.withLock { $0.clients[id]?.paused }
+        guard let paused else { return }
+        if paused {
+            // Not reading: a hang-up or an error means the peer is gone, and level-triggered it would come back.
+            if !readiness.isDisjoint(with: [.hangUp, .error]) { disconnect(id) }
+            return
+        }
+        if !readiness.isDisjoint(with: [.readable, .hangUp, .error]) { readFrom(id) }
     }
 
     private func readFrom(_ id: UInt64) {
@@ -187,18 +254,19 @@ public final class ControlServer: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65536)
         // A bounded number of reads per wake-up keeps one busy client from starving the others.
         for _ in 0..<16 {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { return }
+            let received = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(SystemError) in try fd.receive(into: raw) }
+            }
+            guard case .success(let transfer) = received, transfer != .done(0) else {
                 disconnect(id)
                 return
             }
-            if count == 0 {
-                disconnect(id)
-                return
+            guard case .done(let count) = transfer else { return }  // would block
+            let (frames, partial) = state.withLock { state -> ([LineFramer.Frame], Bool) in
+                let frames = state.clients[id]?.framer.append(buffer[..<count]) ?? []
+                return (frames, state.clients[id]?.framer.hasPartialLine ?? false)
             }
-            let frames = state.withLock { $0.clients[id]?.framer.append(buffer[..<count]) } ?? []
+            notePartialLine(id, partial)
             for frame in frames {
                 switch frame {
                 case .oversized:
@@ -207,10 +275,30 @@ public final class ControlServer: Sendable {
                         "message longer than \(options.maxMessageBytes) bytes; the line was discarded")
                     send(RPCMessage.error(id: .null, error), to: id)
                 case .line(let line):
-                    handle(line, from: id)
+                    startOrHold(line, from: id)
                 }
             }
+            if state.withLock({ $0.clients[id]?.paused ?? true }) { return }
         }
+    }
+
+    /// Handles `line` now, or keeps it (and stops reading) while the client has its most requests running.
+    private func startOrHold(_ line: [UInt8], from id: UInt64) {
+        let (start, registration, interest) = state.withLock {
+            state -> (Bool, EventLoop.Registration?, EventLoop.Interest) in
+            guard var client = state.clients[id] else { return (false, nil, []) }
+            if client.inFlight < options.maxRequestsInFlight && client.waiting.isEmpty { return (true, nil, []) }
+            client.waiting.append(line)
+            let pausing = !client.paused
+            if pausing {
+                client.paused = true
+                state.counters.pausedReads += 1
+            }
+            state.clients[id] = client
+            return (false, pausing ? client.registration : nil, client.interest)
+        }
+        if let registration { loop.setInterest(interest, for: registration) }
+        if start { handle(line, from: id) }
     }
 
     private func handle(_ line: [UInt8], from id: UInt64) {
@@ -232,15 +320,43 @@ public final class ControlServer: Sendable {
             reply(call, .failure(RPCError(.methodNotFound, "method not found: \(call.method)")), to: id)
             return
         }
+        state.withLock { $0.clients[id]?.inFlight += 1 }
         let methodCall = MethodCall(method: call.method, params: call.params, peer: peer)
         let afterReply = methodCall.afterReply
         Task { [weak self, registry] in
             let outcome = await registry.call(methodCall)
             guard let self else { return }
             self.loop.execute {
+                // Its slot is free before the reply goes out: a client that saw the reply sees the count without it.
+                self.state.withLock { state in
+                    if let inFlight = state.clients[id]?.inFlight, inFlight > 0 {
+                        state.clients[id]?.inFlight = inFlight - 1
+                    }
+                }
                 self.reply(call, outcome, to: id)
                 afterReply.run()
+                self.resumeHeld(id)
             }
+        }
+    }
+
+    /// A handler of client `id` finished: start held lines while below the cap, then read the socket again.
+    private func resumeHeld(_ id: UInt64) {
+        while true {
+            let (next, registration, interest) = state.withLock {
+                state -> ([UInt8]?, EventLoop.Registration?, EventLoop.Interest) in
+                guard var client = state.clients[id], client.inFlight < options.maxRequestsInFlight else {
+                    return (nil, nil, [])
+                }
+                defer { state.clients[id] = client }
+                if !client.waiting.isEmpty { return (client.waiting.removeFirst(), nil, []) }
+                guard client.paused else { return (nil, nil, []) }
+                client.paused = false
+                return (nil, client.registration, client.interest)
+            }
+            if let registration { loop.setInterest(interest, for: registration) }
+            guard let next else { return }
+            handle(next, from: id)
         }
     }
 
@@ -249,6 +365,61 @@ public final class ControlServer: Sendable {
         switch outcome {
         case .success(let result): send(RPCMessage.result(id: replyID, result), to: id)
         case .failure(let error): send(RPCMessage.error(id: replyID, error), to: id)
+        }
+    }
+
+    // MARK: - Unfinished lines
+
+    private func notePartialLine(_ id: UInt64, _ partial: Bool) {
+        let arm = state.withLock { state -> Bool in
+            guard state.clients[id] != nil else { return false }
+            guard partial else {
+                state.clients[id]?.partialSince = nil
+                return false
+            }
+            state.clients[id]?.partialSince = .now
+            return state.clients[id]?.idleTimer == nil
+        }
+        if arm { armIdleTimer(id, at: .now.advanced(by: options.partialLineTimeout)) }
+    }
+
+    private func armIdleTimer(_ id: UInt64, at deadline: ContinuousClock.Instant) {
+        let timer = loop.schedule(at: deadline) { [weak self] in self?.idleTimerFired(id) }
+        let kept = state.withLock { state -> Bool in
+            guard state.clients[id] != nil else { return false }
+            state.clients[id]?.idleTimer = timer
+            return true
+        }
+        if !kept { loop.cancel(timer) }
+    }
+
+    private enum IdleVerdict {
+        case nothing
+        case rearm(ContinuousClock.Instant)
+        case close
+    }
+
+    private func idleTimerFired(_ id: UInt64) {
+        let verdict = state.withLock { state -> IdleVerdict in
+            guard state.clients[id] != nil else { return .nothing }
+            state.clients[id]?.idleTimer = nil
+            guard let since = state.clients[id]?.partialSince else { return .nothing }
+            let due = since.advanced(by: options.partialLineTimeout)
+            if due > .now { return .rearm(due) }
+            state.counters.idleClosed += 1
+            return .close
+        }
+        switch verdict {
+        case .nothing: return
+        case .rearm(let due): armIdleTimer(id, at: due)
+        case .close:
+            let seconds = options.partialLineTimeout.components.seconds
+            send(
+                RPCMessage.error(
+                    id: .null,
+                    RPCError(.clientTooSlow, "a line was left unfinished for \(seconds) s; closing the connection")),
+                to: id)
+            disconnect(id)
         }
     }
 
@@ -335,43 +506,80 @@ public final class ControlServer: Sendable {
     private func flush(_ id: UInt64) {
         while true {
             guard
-                let (fd, bytes) = state.withLock({ state -> (Int32, ArraySlice<UInt8>?)? in
+                let (fd, bytes) = state.withLock({ state -> (FileDescriptor, ArraySlice<UInt8>?)? in
                     guard let client = state.clients[id] else { return nil }
                     return (client.fd, client.outbox.nextBytes)
                 })
             else { return }
             guard let bytes else {
-                loop.update(fd, events: Int16(POLLIN))
+                setBlockedOnWrite(id, false)
                 return
             }
-            guard let written = UnixSocket.writeSome(fd, bytes) else {
+            switch Self.send(bytes, to: fd) {
+            case nil:
                 disconnect(id)
                 return
-            }
-            if written == 0 {
-                loop.update(fd, events: Int16(POLLIN | POLLOUT))
+            case .wouldBlock?:
+                setBlockedOnWrite(id, true)
                 return
+            case .done(let written)?:
+                state.withLock { $0.clients[id]?.outbox.didWrite(written) }
             }
-            state.withLock { $0.clients[id]?.outbox.didWrite(written) }
         }
     }
 
+    private func setBlockedOnWrite(_ id: UInt64, _ blocked: Bool) {
+        let change = state.withLock { state -> (EventLoop.Registration, EventLoop.Interest)? in
+            guard var client = state.clients[id], client.blockedOnWrite != blocked else { return nil }
+            client.blockedOnWrite = blocked
+            state.clients[id] = client
+            return client.registration.map { ($0, client.interest) }
+        }
+        if let (registration, interest) = change { loop.setInterest(interest, for: registration) }
+    }
+
     private func disconnect(_ id: UInt64) {
-        let (removed, resumeListener) = state.withLock { state -> (Client?, Int32?) in
+        let (removed, resumeListener) = state.withLock { state -> (Client?, EventLoop.Registration?) in
             let client = state.clients.removeValue(forKey: id)
             guard client != nil, state.acceptPaused else { return (client, nil) }
             state.acceptPaused = false
-            return (client, state.socket?.fd)
+            return (client, state.listener)
         }
         guard let client = removed else { return }
-        loop.unregister(client.fd)
-        Glibc.close(client.fd)
-        if let resumeListener { loop.update(resumeListener, events: Int16(POLLIN)) }
+        release(client)
+        if let resumeListener { loop.setInterest(.readable, for: resumeListener) }
+    }
+
+    private func release(_ client: Client) {
+        if let registration = client.registration { loop.deregister(registration) }
+        if let timer = client.idleTimer { loop.cancel(timer) }
+        client.fd.close()
+    }
+
+    /// Writes what the socket takes now: the count, `.wouldBlock`, or `nil` when the peer is gone.
+    private static func send(_ bytes: ArraySlice<UInt8>, to fd: FileDescriptor) -> FileDescriptor.Transfer? {
+        try? bytes.withUnsafeBytes { raw in try fd.send(raw) }
     }
 
     static func line(_ message: JSON) -> [UInt8] {
         Array(message.serialized(.compact).utf8) + [UInt8(ascii: "\n")]
     }
+}
+
+/// What the control server's bounds have seen (shown by `agent.status` under `limits.control`).
+public struct ControlServerCounters: Sendable, Hashable {
+    /// Clients connected now.
+    public var clients = 0
+    /// Handlers running now, over all clients.
+    public var requestsInFlight = 0
+    /// Clients whose socket is not read now (their most requests run).
+    public var pausedClients = 0
+    /// Times a client's socket stopped being read because it had its most requests running.
+    public var pausedReads = 0
+    /// Connections closed because a line stayed unfinished past the timeout.
+    public var idleClosed = 0
+    /// Connections refused because the most clients were connected.
+    public var refusedClients = 0
 }
 
 /// The control server could not start.

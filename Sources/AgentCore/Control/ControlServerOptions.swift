@@ -19,6 +19,12 @@ public struct ControlServerOptions: Sendable, Hashable {
     public var maxPendingEvents: Int = 1024
     /// The most reply bytes queued for one client before it is closed.
     public var maxQueuedReplyBytes: Int = 4 << 20
+    /// The most requests of one client whose handlers run at once; past it the
+    /// client's socket is not read until one finishes.
+    public var maxRequestsInFlight: Int = 32
+    /// How long a client may leave a line unfinished (bytes without their
+    /// newline, no more arriving) before it is told and closed.
+    public var partialLineTimeout: Duration = .seconds(10)
 
     /// Options with the default limits.
     public init(socketPath: String, mode: UInt32 = 0o600, group: UInt32? = nil, policy: PeerPolicy) {

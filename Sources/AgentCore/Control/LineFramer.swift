@@ -27,6 +27,9 @@ public struct LineFramer: Sendable {
     /// The bytes of an unfinished line held so far.
     public var bufferedBytes: Int { partial.count }
 
+    /// Whether a line has begun and not ended (held, or being discarded as oversized).
+    public var hasPartialLine: Bool { !partial.isEmpty || discarding }
+
     /// Feeds bytes read from the stream and returns the frames they complete.
     public mutating func append(_ bytes: some Collection<UInt8>) -> [Frame] {
         var frames: [Frame] = []

@@ -1,4 +1,5 @@
 import Glibc
+import IO
 
 /// Creates the listening control socket at a path with its final mode from
 /// the first moment, and removes it again.
@@ -85,17 +86,14 @@ struct SocketFile {
         guard status.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path) }
         do {
             let probe = try UnixSocket.connect(to: path)
-            close(probe)
-            throw Failure.inUse(path)
-        } catch let error as Failure {
-            throw error
-        } catch let error as SystemError {
-            // ECONNREFUSED: nobody listens, a stale socket; rename replaces it.
-            if error.errno == EAGAIN { throw .inUse(path) }
-            guard error.errno == ECONNREFUSED else { throw .system(error) }
+            probe.close()
         } catch {
-            throw .system(SystemError("connect \(path)", errno: EIO))
+            // ECONNREFUSED: nobody listens, a stale socket; rename replaces it.
+            if error.errno == .wouldBlock { throw .inUse(path) }
+            guard error.errno == .connectionRefused else { throw .system(error) }
+            return
         }
+        throw .inUse(path)
     }
 
     private static func makeDirectories(_ directory: String) throws(SystemError) {

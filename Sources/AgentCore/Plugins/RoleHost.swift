@@ -1,5 +1,6 @@
 import BLE
 import Glibc
+import IO
 import JSON
 import RoleKit
 import Synchronization
@@ -299,7 +300,7 @@ public final class RoleHost: Sendable {
         var path = ""
         for component in "\(stateDirectory)/plugins/\(plugin)".split(separator: "/") {
             path += "/\(component)"
-            if mkdir(path, 0o700) != 0 && errno != EEXIST { throw SystemError("mkdir \(path)", errno: errno) }
+            if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .current("mkdir", path: path) }
         }
         return PluginStateStore(directory: path)
     }

@@ -1,4 +1,5 @@
 import Glibc
+import IO
 
 /// Sends sd_notify(3) messages to the socket named by `NOTIFY_SOCKET`: a
 /// datagram Unix socket, abstract if the name starts with "@".

@@ -1,6 +1,7 @@
 import AgentCore
 import BLE
 import Glibc
+import IO
 import JSON
 
 /// A roles.json pushed to `<prefix>/config/set`: validated like a local one,
@@ -65,7 +66,7 @@ struct ConfigPush: Sendable {
 
     /// Keeps the file in force as `.bak`, then replaces it with `payload`,
     /// each atomically (blocking).
-    func write(_ payload: [UInt8]) throws(AtomicFileError) {
+    func write(_ payload: [UInt8]) throws(SystemError) {
         let directory = String(configPath[..<(configPath.lastIndex(of: "/") ?? configPath.startIndex)])
         if let current = try? readFile(configPath) {
             try AtomicFile.replace("\(configPath).bak", with: current, temporary: "\(configPath).bak.tmp")
@@ -94,6 +95,6 @@ struct ConfigPush: Sendable {
     }
 
     private func readFile(_ path: String) throws(SystemError) -> [UInt8] {
-        try FileIO.readAll(path, limit: Self.maxBytes)
+        try RegularFile.read(path, limit: Self.maxBytes)
     }
 }

@@ -1,4 +1,5 @@
 import AgentCore
+import IO
 import Synchronization
 
 /// What the connection reports to its owner, on the loop's thread.
@@ -17,13 +18,13 @@ struct MQTTConnectionEvents: Sendable {
     var drained: @Sendable () -> Void
 }
 
-/// One MQTT connection kept up for as long as the fleet runs, driven from a
-/// ``FleetLoop``: the socket is watched for reading, and for writing while
+/// One MQTT connection kept up for as long as the fleet runs, driven from an
+/// ``EventLoop``: the socket is watched for reading, and for writing while
 /// libmosquitto has bytes queued; `loop_misc` runs once a second for
 /// keepalive. Each attempt uses a fresh client (so nothing of a lost session
 /// lingers in libmosquitto: what must be delivered again is the outbox's
-/// business), connects on the blocking thread (DNS and TCP connect block),
-/// and after a failure the next attempt waits for the ``Backoff``.
+/// business), connects on ``connectPool`` (DNS and TCP connect block), and
+/// after a failure the next attempt waits for the ``Backoff``.
 final class MQTTConnection: Sendable {
     struct Settings: Sendable {
         var broker: AgentConfig.Fleet.Broker
@@ -42,22 +43,28 @@ final class MQTTConnection: Sendable {
     private struct State: Sendable {
         var phase = Phase.idle
         var client: MosquittoClient?
-        var fd: Int32 = -1
+        var registration: EventLoop.Registration?
         var watchingWrite = false
         var generation: UInt64 = 0
         var backoff = Backoff()
         var subscriptions: [Int32: String] = [:]
-        var retry: FleetTimer?
-        var ticker: FleetTimer?
+        var retry: EventLoop.Timer?
+        var ticker: EventLoop.Timer?
     }
 
+    /// Where connection attempts run: one thread of its own, since a DNS
+    /// lookup or a TCP connect may block for minutes and must not hold a
+    /// thread of the shared pool, which fsyncs journals. Its thread starts
+    /// with the first attempt.
+    static let connectPool = BlockingPool(threads: 1, name: "fleet-connect")
+
     private let settings: Settings
-    private let loop: any FleetLoop
-    private let connector: any BlockingWork
+    private let loop: EventLoop
+    private let connector: BlockingPool
     private let events: MQTTConnectionEvents
     private let state = Mutex(State())
 
-    init(settings: Settings, loop: any FleetLoop, connector: any BlockingWork, events: MQTTConnectionEvents) {
+    init(settings: Settings, loop: EventLoop, connector: BlockingPool, events: MQTTConnectionEvents) {
         self.settings = settings
         self.loop = loop
         self.connector = connector
@@ -78,21 +85,21 @@ final class MQTTConnection: Sendable {
 
     /// Disconnects cleanly (no Last Will) and stops reconnecting. Call on the loop.
     func stop() {
-        let (client, fd, timers) = state.withLock { state in
+        let (client, registration, timers) = state.withLock { state in
             defer {
                 state.phase = .stopped
                 state.client = nil
-                state.fd = -1
+                state.registration = nil
                 state.retry = nil
                 state.ticker = nil
             }
-            return (state.client, state.fd, [state.retry, state.ticker])
+            return (state.client, state.registration, [state.retry, state.ticker].compactMap { $0 })
         }
-        timers.forEach { $0?.cancel() }
+        timers.forEach { loop.cancel($0) }
         guard let client else { return }
         client.disconnect()
         _ = client.loopWrite()
-        if fd >= 0 { loop.unwatch(fd) }
+        if let registration { loop.deregister(registration) }
     }
 
     /// Publishes now if connected; the message id, or nil when not connected
@@ -152,7 +159,7 @@ final class MQTTConnection: Sendable {
         }
     }
 
-    /// On the blocking thread: a configured client that has started connecting.
+    /// On the connect pool's thread: a configured client that has started connecting.
     private static func makeClient(
         _ settings: Settings, _ callbacks: MosquittoCallbacks
     ) throws(FleetConnectError)
@@ -199,11 +206,18 @@ final class MQTTConnection: Sendable {
             guard fd >= 0 else { return failed("no socket after connecting") }
             state.withLock { state in
                 state.client = client
-                state.fd = fd
                 state.watchingWrite = true
             }
-            loop.watch(fd, reading: true, writing: true) { [weak self] readable, writable in
-                self?.service(readable: readable, writable: writable, generation)
+            do {
+                let registration = try loop.register(FileDescriptor(rawValue: fd), interest: [.readable, .writable]) {
+                    [weak self] readiness in
+                    // An error or a hang-up counts as readable: the read reports it.
+                    let readable = !readiness.isDisjoint(with: [.readable, .hangUp, .error])
+                    self?.service(readable: readable, writable: readiness.contains(.writable), generation)
+                }
+                state.withLock { $0.registration = registration }
+            } catch {
+                return failed("cannot watch the broker's socket: \(error)")
             }
             scheduleTick(generation)
         }
@@ -243,15 +257,15 @@ final class MQTTConnection: Sendable {
     }
 
     private func updateWriteInterest() {
-        let change = state.withLock { state -> (Int32, Bool)? in
-            guard let client = state.client, state.fd >= 0 else { return nil }
+        let change = state.withLock { state -> (EventLoop.Registration, Bool)? in
+            guard let client = state.client, let registration = state.registration else { return nil }
             let wants = client.wantsWrite
             guard wants != state.watchingWrite else { return nil }
             state.watchingWrite = wants
-            return (state.fd, wants)
+            return (registration, wants)
         }
-        guard let (fd, wants) = change else { return }
-        loop.setInterest(fd, reading: true, writing: wants)
+        guard let (registration, wants) = change else { return }
+        loop.setInterest(wants ? [.readable, .writable] : .readable, for: registration)
         if !wants { events.drained() }
     }
 
@@ -276,28 +290,30 @@ final class MQTTConnection: Sendable {
 
     private func failed(_ reason: String) {
         var random = SystemRandomNumberGenerator()
-        let outcome = state.withLock { state -> (MosquittoClient?, Int32, FleetTimer?, Duration, Bool)? in
+        let outcome = state.withLock {
+            state -> (MosquittoClient?, EventLoop.Registration?, EventLoop.Timer?, Duration)? in
             guard state.phase == .connecting || state.phase == .connected else { return nil }
-            let wasConnected = state.phase == .connected
             defer {
                 state.phase = .idle
                 state.client = nil
-                state.fd = -1
+                state.registration = nil
                 state.ticker = nil
                 state.subscriptions = [:]
                 state.generation += 1
             }
-            return (state.client, state.fd, state.ticker, state.backoff.next(using: &random), wasConnected)
+            return (state.client, state.registration, state.ticker, state.backoff.next(using: &random))
         }
-        guard let (client, fd, ticker, delay, _) = outcome else { return }
-        ticker?.cancel()
-        if fd >= 0 { loop.unwatch(fd) }
+        guard let (client, registration, ticker, delay) = outcome else { return }
+        if let ticker { loop.cancel(ticker) }
+        if let registration { loop.deregister(registration) }
         withExtendedLifetime(client) {}
         events.disconnected(reason)
         let retry = loop.schedule(after: delay) { [weak self] in self?.attempt() }
-        state.withLock { state in
-            if state.phase == .stopped { retry.cancel() } else { state.retry = retry }
+        let stopped = state.withLock { state in
+            if state.phase != .stopped { state.retry = retry }
+            return state.phase == .stopped
         }
+        if stopped { loop.cancel(retry) }
     }
 }
 

@@ -1,13 +1,15 @@
 import AgentCore
 import Glibc
+import IO
 import JSON
 import RoleKit
 import Synchronization
 
 /// The durable outbox: records plugins hand over are appended to
-/// ``OutboxFile`` and fsync'd on the blocking thread before the plugin's call
-/// returns; the fleet delivers them in order at QoS 1 and forgets each one
-/// only when the broker acknowledged it. Bounded by record count and bytes
+/// ``OutboxFile`` and fsync'd on the blocking pool (in order, through a
+/// ``BlockingQueue``) before the plugin's call returns; the fleet delivers
+/// them in order at QoS 1 and forgets each one only when the broker
+/// acknowledged it. Bounded by record count and bytes
 /// (`fleet.outbox`); `opening` records are refused from 90 % full, `closing`
 /// ones only at 100 % (docs/fleet.md).
 final class DurableOutbox: Sendable {
@@ -40,14 +42,14 @@ final class DurableOutbox: Sendable {
     let limits: AgentConfig.Fleet.Outbox
     private let directory: String
     private let node: String
-    private let worker: any BlockingWork
+    private let worker: BlockingQueue
     private let file = Mutex<OutboxFile?>(nil)
     private let state = Mutex(State())
     /// Called (on any thread) when records become deliverable.
     private let ready: @Sendable () -> Void
 
     init(
-        directory: String, node: String, limits: AgentConfig.Fleet.Outbox, worker: any BlockingWork,
+        directory: String, node: String, limits: AgentConfig.Fleet.Outbox, worker: BlockingQueue,
         ready: @escaping @Sendable () -> Void
     ) {
         self.directory = directory
@@ -57,10 +59,10 @@ final class DurableOutbox: Sendable {
         self.ready = ready
     }
 
-    /// Opens the file on the blocking thread; records already in it become deliverable.
-    func open() async throws(OutboxFileError) {
-        let contents = try await worker.run { [self] () throws(OutboxFileError) -> OutboxLog.Contents in
-            try file.withLock { slot throws(OutboxFileError) -> OutboxLog.Contents in
+    /// Opens the file on the blocking pool; records already in it become deliverable.
+    func open() async throws(SystemError) {
+        let contents = try await worker.run { [self] () throws(SystemError) -> OutboxLog.Contents in
+            try file.withLock { slot throws(SystemError) -> OutboxLog.Contents in
                 let (opened, contents) = try OutboxFile.open(directory: directory)
                 slot = opened
                 return contents
@@ -106,10 +108,10 @@ final class DurableOutbox: Sendable {
             return .success(OutboxEntry(seq: seq, stream: record.stream, key: record.key, payload: payload))
         }
         let entry = try admitted.get()
-        let outcome = await worker.run { [self] () -> Result<Void, OutboxFileError> in
+        let outcome = await worker.run { [self] () -> Result<Void, SystemError> in
             file.withLock { file in
-                guard let file else { return .failure(.system("write", "outbox", EBADF)) }
-                return Result { () throws(OutboxFileError) in try file.append(OutboxLog.enqueueLine(entry), sync: true)
+                guard let file else { return .failure(SystemError("write", path: "outbox", errno: .badFileDescriptor)) }
+                return Result { () throws(SystemError) in try file.append(OutboxLog.enqueueLine(entry), sync: true)
                 }
             }
         }
@@ -162,9 +164,9 @@ final class DurableOutbox: Sendable {
         }
         worker.submit { [weak self] in
             guard let self else { return }
-            let failure = file.withLock { file -> OutboxFileError? in
+            let failure = file.withLock { file -> SystemError? in
                 guard let file else { return nil }
-                do throws(OutboxFileError) {
+                do throws(SystemError) {
                     try file.append(OutboxLog.ackLine(seq), sync: false)
                     if let (pending, next) = compaction, file.size > 1 << 20 || pending.isEmpty {
                         try file.compact(pending: pending, nextSeq: next)

@@ -14,6 +14,7 @@ import BLE
 import BlueZ
 import DBus
 import GATT
+import IO
 
 #if canImport(Glibc)
     import Glibc
@@ -126,36 +127,23 @@ let notifier = Task {
     }
 }
 
-// Run until stdin closes (the payload closes it to stop us). The blocking
-// reads run on a thread of their own: the cooperative pool may have a single
-// thread in the VM, and the D-Bus handlers need it.
-final class StdinWatch: Sendable {
-    let done: CheckedContinuation<Void, Never>
-    init(_ done: CheckedContinuation<Void, Never>) { self.done = done }
-}
-/// Starts the thread; it resumes `done` at end of input.
-nonisolated func watchStdin(_ done: CheckedContinuation<Void, Never>) {
-    let watch = Unmanaged.passRetained(StdinWatch(done)).toOpaque()
-    var thread = pthread_t()
-    let status = pthread_create(&thread, nil, readStdinUntilClosed, watch)
-    if status == 0 {
-        pthread_detach(thread)
-    } else {
-        Unmanaged<StdinWatch>.fromOpaque(watch).release()
-        log("no stdin thread (\(status)); stopping")
-        done.resume()
+// Run until stdin closes (the payload closes it to stop us): it is read on the
+// core's shared event loop, never on the cooperative pool (which may have a
+// single thread in the VM, and the D-Bus handlers need it).
+do {
+    let input = try OutputCollector(try FileDescriptor.standardInput.duplicate())
+    var seen = 0
+    while true {
+        let known = seen
+        let more = await input.wait(timeout: .seconds(86_400)) { $0.filter { $0 == 0x0A }.count > known }
+        let lines = input.text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        for line in lines.dropFirst(seen) { log("stdin: \(line)") }
+        seen = lines.count
+        if !more && input.isFinished { break }
     }
+} catch {
+    log("cannot read stdin (\(error)); stopping")
 }
-
-nonisolated func readStdinUntilClosed(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    guard let raw else { return nil }
-    let watch = Unmanaged<StdinWatch>.fromOpaque(raw).takeRetainedValue()
-    while let line = readLine() { log("stdin: \(line)") }
-    watch.done.resume()
-    return nil
-}
-
-await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in watchStdin(done) }
 log("stopping")
 try? await manager.stopAdvertising()
 await backend.shutdown()

@@ -1,17 +1,12 @@
-import Dispatch
 import Glibc
+import IO
 import Synchronization
 
-/// Why the ingest socket could not be opened.
-public struct IngestSocketError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What failed, with errno's text.
-    public let description: String
-}
-
 /// The Unix datagram socket other processes send readings to
-/// (`ingest.socketPath`): bound at open with mode 0660, read when the kernel
-/// says it is readable (a dispatch read source, no polling), each datagram
-/// handed to ``datagrams`` as bytes. Closing unlinks the path.
+/// (`ingest.socketPath`): bound at open with mode 0660, read on the process's
+/// shared ``EventLoop`` when the kernel says it is readable (no polling, no
+/// thread of its own), each datagram handed to ``datagrams`` as bytes.
+/// Closing unlinks the path.
 public final class IngestSocket: Sendable {
     /// The datagrams received, at most `maxLineBytes + 1` bytes each (a
     /// longer one arrives cut at that length, so the parser counts it `tooLong`).
@@ -20,75 +15,73 @@ public final class IngestSocket: Sendable {
     public var overflowed: Int { queue.dropped }
     /// The socket's path.
     public let path: String
-    private let source: Mutex<(any DispatchSourceRead)?>
+    private let fd: FileDescriptor
+    private let loop: EventLoop
+    private let registration: Mutex<EventLoop.Registration?>
     private let queue: DatagramQueue
+
+    /// The most datagrams read per readiness, so a flood cannot hold the loop.
+    private static let readBudget = 64
 
     /// Binds `path` (a stale socket file there is replaced; any other file
     /// is an error) with permission bits `mode`. At most `bufferLimit`
     /// datagrams wait to be parsed; past that the oldest is dropped and
     /// counted (``overflowed``), so a flood never grows memory.
     public init(
-        path: String, maxLineBytes: Int, mode: mode_t = 0o660, bufferLimit: Int = 256
-    ) throws(IngestSocketError) {
+        path: String, maxLineBytes: Int, mode: mode_t = 0o660, bufferLimit: Int = 256, loop: EventLoop = .shared
+    ) throws(SystemError) {
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else {
-                throw IngestSocketError(description: "\(path) exists and is not a socket")
+                throw SystemError("bind", path: path, errno: .fileExists, detail: "exists and is not a socket")
             }
             unlink(path)
         }
-        let fd = socket(
-            AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw IngestSocketError(description: "socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            Glibc.close(fd)
-            throw IngestSocketError(description: "\(path) is too long for a socket path")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (i, byte) in bytes.enumerated() { raw[i] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, chmod(path, mode) == 0 else {
-            let reason = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw IngestSocketError(description: "cannot bind \(path): \(reason)")
+        let fd = try UnixSocket.make(type: Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
+        do throws(SystemError) {
+            try UnixSocket.bind(fd, to: path)
+            try systemCall("chmod", path: path) { chmod(path, mode) }
+        } catch {
+            fd.close()
+            throw error
         }
         self.path = path
+        self.fd = fd
+        self.loop = loop
         let queue = DatagramQueue(limit: bufferLimit)
         self.queue = queue
         let capacity = maxLineBytes + 1
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "bleagent.ingest"))
-        source.setEventHandler {
-            var buffer = [UInt8](repeating: 0, count: capacity)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, capacity, 0) }
-                guard count >= 0 else { break }  // EAGAIN: drained
-                queue.push(Array(buffer[..<count]))
-            }
+        do {
+            registration = Mutex(
+                try loop.register(fd, interest: .readable) { _ in
+                    var buffer = [UInt8](repeating: 0, count: capacity)
+                    for _ in 0..<Self.readBudget {
+                        let count = buffer.withUnsafeMutableBytes { recv(fd.rawValue, $0.baseAddress, capacity, 0) }
+                        guard count >= 0 else { break }  // EAGAIN: drained
+                        queue.push(Array(buffer[..<count]))
+                    }
+                })
+        } catch {
+            unlink(path)
+            fd.close()
+            throw error
         }
-        source.setCancelHandler {
-            Glibc.close(fd)
-            queue.finish()
-        }
-        source.resume()
-        self.source = Mutex(source)
     }
 
     /// Removes its path (before returning: a new socket may be bound there at
     /// once), stops reading and closes the socket.
     public func close() {
-        source.withLock { source in
-            if source != nil { unlink(path) }
-            source?.cancel()
-            source = nil
+        guard
+            let registration = registration.withLock({ state in
+                defer { state = nil }; return state
+            })
+        else {
+            return
         }
+        unlink(path)
+        loop.deregister(registration)
+        fd.close()
+        queue.finish()
     }
 }
 

@@ -12,7 +12,8 @@ actor SensorAggregatorNode {
     private var engine: SensorAggregatorEngine
     private let manager: PeripheralManager?
     private let snapshots: AggregateSnapshotStore
-    private let mayFlush: Bool
+    /// Whether a flush may replace the snapshot file (not over one that could not be read or set aside).
+    private var mayFlush = false
     private let logger: PluginLogger
     private let events: any PluginEventSink
     private let fleet: any FleetPublisher
@@ -32,6 +33,11 @@ actor SensorAggregatorNode {
     /// poweredOn, so the advertisement is never lost to a badly timed update.
     private var pendingAdvertisement: SensorAdvertisementPlan?
     private var timer: Task<Void, Never>?
+    /// Set by ``shutdown()``: work suspended across it (a sensor file read, an advertisement update) ends
+    /// without arming the timer or saving again.
+    private var stopped = false
+    /// Saves of the snapshot awaited now.
+    private var savesInFlight = 0
     /// Bumped at each re-arm: a timer that woke for an older arming does nothing.
     private var timerGeneration: UInt64 = 0
     private var loggedFileErrors: Set<String> = []
@@ -50,8 +56,19 @@ actor SensorAggregatorNode {
         self.events = events
         self.fleet = fleet
         snapshots = AggregateSnapshotStore(store: state, logger: logger)
+        services = SensorGATTLayout.services(for: config)
+        deviceInformation = Dictionary(
+            uniqueKeysWithValues: SensorGATTLayout.deviceInformation(config.deviceInformation).map {
+                ($0.uuid, Array($0.value.utf8))
+            })
+        pollStart = now
+        for sensor in config.sensors where sensor.source.pollSeconds != nil { polls[sensor.id] = (now, 0) }
+    }
+
+    /// Restores the aggregates from the snapshot (read on the blocking pool); call once, before ``begin()``.
+    func restore(now: Double) async {
         var restored = engine.state
-        let outcome = snapshots.load(into: &restored, now: now)
+        let outcome = await snapshots.load(into: &restored, now: now)
         switch outcome {
         case .noSnapshot: break
         case .restored(let skipped):
@@ -66,13 +83,6 @@ actor SensorAggregatorNode {
             logger.error("snapshot unreadable (\(reason)) and not renamed: not flushing over it")
         }
         mayFlush = outcome.mayFlush
-        services = SensorGATTLayout.services(for: config)
-        deviceInformation = Dictionary(
-            uniqueKeysWithValues: SensorGATTLayout.deviceInformation(config.deviceInformation).map {
-                ($0.uuid, Array($0.value.utf8))
-            })
-        pollStart = now
-        for sensor in config.sensors where sensor.source.pollSeconds != nil { polls[sensor.id] = (now, 0) }
     }
 
     // MARK: inputs
@@ -99,6 +109,7 @@ actor SensorAggregatorNode {
 
     /// One ingest datagram.
     func ingest(_ datagram: [UInt8]) async {
+        guard !stopped else { return }
         let before = engine.counters
         let actions = engine.ingest(datagram, now: unixNow())
         if engine.counters.accepted > before.accepted, let reading = engine.lastRecorded { publishToFleet(reading) }
@@ -176,11 +187,13 @@ actor SensorAggregatorNode {
         for central in waiting.sorted() { await perform(engine.transmitReady(central: central, now: unixNow())) }
     }
 
-    /// Flushes (when dirty) and stops the timer.
-    func shutdown() {
+    /// Flushes (when dirty, or when a save is still being written) and stops the timer.
+    func shutdown() async {
+        stopped = true
         timer?.cancel()
         timer = nil
-        if engine.nextDeadline != nil { flush(now: unixNow()) }
+        // A save still in flight (its caller suspended across this call) is waited for: the last save is this one.
+        if engine.nextDeadline != nil || savesInFlight > 0 { await flush(now: unixNow(), final: true) }
     }
 
     // MARK: control
@@ -248,11 +261,12 @@ actor SensorAggregatorNode {
     }
 
     private func fire() async {
+        guard !stopped else { return }
         let now = unixNow()
         var actions: [SensorAggregatorEngine.Action] = []
         for sensor in engine.config.sensors {
             guard let poll = polls[sensor.id], poll.due <= now, let period = sensor.source.pollSeconds else { continue }
-            if let value = sample(sensor, tick: poll.tick) {
+            if let value = await sample(sensor, tick: poll.tick) {
                 let reading = SensorReading(sensor: sensor.id, value: value, time: now)
                 actions += engine.record(reading, now: now)
                 if engine.lastRecorded == reading { publishToFleet(reading) }
@@ -282,13 +296,14 @@ actor SensorAggregatorNode {
         fleet.publishReading(sensor: reading.sensor, value: reading.value, time: reading.time)
     }
 
-    private func sample(_ sensor: SensorConfig, tick: UInt64) -> Double? {
+    /// A sensor's value now; a file is read on the blocking pool (the actor stays free meanwhile).
+    private func sample(_ sensor: SensorConfig, tick: UInt64) async -> Double? {
         switch sensor.source {
         case .ingest: return nil
         case .simulated(let source): return SimulatedWaveform.value(of: source, tick: tick)
         case .file(let source):
             do throws(SensorFileError) {
-                let value = try files.read(source)
+                let value = try await files.read(source)
                 loggedFileErrors.remove(sensor.id)
                 return value
             } catch {
@@ -299,6 +314,7 @@ actor SensorAggregatorNode {
     }
 
     private func rearm() {
+        guard !stopped else { return }
         timer?.cancel()
         timerGeneration += 1
         let generation = timerGeneration
@@ -319,7 +335,7 @@ actor SensorAggregatorNode {
             switch action {
             case .notify(let notification): send(notification)
             case .advertise(let plan): await advertise(plan)
-            case .flush: flush(now: unixNow())
+            case .flush: await flush(now: unixNow())
             case .threshold(let sensor, let breach, let value):
                 logger.info(
                     "sensor \(sensor) \(breach.map { "breached \($0.rawValue)" } ?? "back within limits"): \(value)")
@@ -367,12 +383,18 @@ actor SensorAggregatorNode {
         }
     }
 
-    private func flush(now: Double) {
-        guard mayFlush else { return }
+    /// Saves the aggregates as they are now. The state is taken and marked flushed before the write is awaited
+    /// (changes made meanwhile mark it dirty again); the state store writes one save at a time, in order, the latest
+    /// winning.
+    private func flush(now: Double, final: Bool = false) async {
+        guard mayFlush, final || !stopped else { return }
+        let snapshot = engine.state
+        engine.flushed(at: now)
         do throws(PluginStateError) {
-            try snapshots.save(engine.state, now: now)
-            engine.flushed(at: now)
-            let samples = engine.state.windows.values.reduce(0) { $0 + $1.samples.count }
+            savesInFlight += 1
+            defer { savesInFlight -= 1 }
+            try await snapshots.save(snapshot, now: now)
+            let samples = snapshot.windows.values.reduce(0) { $0 + $1.samples.count }
             events.emit("flushed", ["samples": .int(Int64(samples)), "savedAt": .double(now)])
         } catch {
             logger.error("cannot save aggregates: \(error)")

@@ -1,4 +1,5 @@
 import BLE
+import IO
 import JSON
 import RoleKit
 import Synchronization
@@ -23,10 +24,11 @@ final class SensorAggregatorPlugin: RolePlugin {
         let node = SensorAggregatorNode(
             config: config, manager: manager, state: context.state, logger: context.logger, events: context.events,
             fleet: context.fleet, now: unixNow())
+        await node.restore(now: unixNow())
         context.fleet.declareSensors(config.sensors.map(\.fleetSensor))
         var socket: IngestSocket?
         if let ingest = config.ingest {
-            do throws(IngestSocketError) {
+            do throws(SystemError) {
                 socket = try IngestSocket(path: ingest.socketPath, maxLineBytes: ingest.maxLineBytes)
             } catch {
                 throw PluginConfigError(path: "ingest.socketPath", error.description)

@@ -1,5 +1,6 @@
 import BTHomeCrypto
 import Glibc
+import IO
 
 /// The BTHome bind keys, one device per line:
 ///
@@ -47,7 +48,7 @@ public enum BindKeyFileError: Error, Sendable, Hashable, CustomStringConvertible
     /// Line N (from 1) does not parse.
     case line(Int, String)
     /// The file cannot be opened or read.
-    case system(operation: String, errno: Int32)
+    case system(SystemError)
     /// Not a regular file.
     case notRegularFile
     /// Group or others may read or write it (the mode, octal).
@@ -62,7 +63,7 @@ public enum BindKeyFileError: Error, Sendable, Hashable, CustomStringConvertible
         switch self {
         case .notText: return "is not UTF-8 text"
         case .line(let number, let what): return "line \(number): \(what)"
-        case .system(let operation, let code): return "\(operation): \(systemErrorText(code))"
+        case .system(let error): return "\(error.operation): \(error.detail ?? error.errno.description)"
         case .notRegularFile: return "is not a regular file"
         case .tooOpen(let mode):
             return "group or others may access it (mode \(String(mode, radix: 8))): allow the owner only (chmod 600)"
@@ -71,10 +72,4 @@ public enum BindKeyFileError: Error, Sendable, Hashable, CustomStringConvertible
         case .tooLarge: return "is larger than \(BindKeyFile.maximumBytes) bytes"
         }
     }
-}
-
-/// strerror's text for `code`.
-func systemErrorText(_ code: Int32) -> String {
-    guard let text = strerror(code) else { return "errno \(code)" }
-    return String(cString: text)
 }

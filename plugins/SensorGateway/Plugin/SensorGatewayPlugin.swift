@@ -1,7 +1,7 @@
 import BLE
 import BTHomeCrypto
-import Dispatch
 import Glibc
+import IO
 import JSON
 import RoleKit
 import Synchronization
@@ -70,23 +70,17 @@ final class SensorGatewayPlugin: RolePlugin {
         context.logger.info("stopped")
     }
 
-    /// The bind keys from the key file, read on a dispatch thread (a blocking
-    /// read of a configured path stays off Swift's cooperative pool). The
-    /// keys themselves never reach the log.
+    /// The bind keys from the key file, read on the core's blocking pool (a
+    /// blocking read of a configured path stays off Swift's cooperative
+    /// pool). The keys themselves never reach the log.
     private func loadKeys() async throws -> [DeviceAddress: BTHomeBindKey] {
         guard let name = config.keyFile else { return [:] }
         let path = name.hasPrefix("/") ? name : "\(context.state.directory)/\(name)"
-        let result = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(
-                    returning: Result { () throws(BindKeyFileError) in try BindKeyFileReader.read(path) })
-            }
-        }
-        switch result {
-        case .success(let file):
+        do throws(BindKeyFileError) {
+            let file = try await BindKeyFileReader.read(path, on: .shared)
             context.logger.info("\(file.keys.count) bind keys from \(path)")
             return file.keys
-        case .failure(let error):
+        } catch {
             throw PluginConfigError(path: "keyFile", "\(path) \(error.description)")
         }
     }

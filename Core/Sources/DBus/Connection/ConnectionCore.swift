@@ -1,16 +1,18 @@
+import IO
 import Synchronization
 
 /// The state one connection shares between its owner thread and the tasks using it.
 ///
-/// Each piece has one owner: the ``Mailbox`` carries work to the owner thread, the ``SignalRouter`` holds signal
-/// subscriptions, the ``ObjectServer`` holds exported objects, and the pending-call table lives on the owner
-/// thread alone (inside ``EventLoop``).
+/// Each piece has one owner: the ``EventLoop`` runs on the owner thread, the ``Mailbox`` carries work to it, the
+/// ``SignalRouter`` holds signal subscriptions, the ``ObjectServer`` holds exported objects, and the pending-call
+/// table belongs to the owner thread's ``ConnectionDriver``.
 final class ConnectionCore: Sendable {
     private struct Lifecycle {
         var closed = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
+    let loop: EventLoop
     let mailbox: Mailbox
     let signals = SignalRouter()
     let objects: ObjectServer
@@ -18,7 +20,12 @@ final class ConnectionCore: Sendable {
     private let lifecycle = Mutex(Lifecycle())
 
     init() throws(DBusError) {
-        mailbox = try Mailbox()
+        do {
+            loop = try EventLoop(name: "dbus")
+        } catch {
+            throw DBusError(.noMemory, "cannot create the connection's event loop: \(error)")
+        }
+        mailbox = Mailbox(loop: loop)
         objects = ObjectServer(mailbox: mailbox)
     }
 

@@ -1,3 +1,4 @@
+import IO
 import Synchronization
 
 /// Work handed to the owner thread. Only the owner thread touches the libdbus connection; everyone else posts here.
@@ -33,39 +34,50 @@ final class CancellationFlag: Sendable {
 
 /// The Mutex-guarded queue of ``LoopCommand``s that the owner thread drains.
 ///
-/// Posting is a lock and an append; the owner is woken through the ``Waker`` only when it may be asleep (the first
-/// post after each drain), so floods of signals cost one pipe write per batch, not per message.
+/// Posting is a lock and an append; the first post after each drain hands the owner's event loop one job that
+/// drains the queue, so floods of signals cost one loop wake-up per batch, not per message. Commands posted before
+/// the connection is open wait for its first drain.
 final class Mailbox: Sendable {
     private struct State {
         var commands: [LoopCommand] = []
-        var wakePending = false
+        var drainPending = false
         var closed = false
+        var drain: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
-    let waker: Waker
+    private let loop: EventLoop
 
-    init() throws(DBusError) {
-        waker = try Waker()
+    init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    /// Sets what drains the queue on the loop (the driver, once the connection is open), and runs it once.
+    func start(draining drain: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            state.drain = drain
+            state.drainPending = true
+        }
+        loop.execute(drain)
     }
 
     /// Queues `command`; returns `false` (and does nothing) once the connection is closed.
     func post(_ command: LoopCommand) -> Bool {
-        let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
-            guard !state.closed else { return (false, false) }
+        let (accepted, drain) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+            guard !state.closed else { return (false, nil) }
             state.commands.append(command)
-            if state.wakePending { return (true, false) }
-            state.wakePending = true
-            return (true, true)
+            if state.drainPending || state.drain == nil { return (true, nil) }
+            state.drainPending = true
+            return (true, state.drain)
         }
-        if mustWake { waker.wake() }
+        if let drain { loop.execute(drain) }
         return accepted
     }
 
     /// Takes every queued command (owner thread).
     func take() -> [LoopCommand] {
         state.withLock { state in
-            state.wakePending = false
+            state.drainPending = false
             let commands = state.commands
             state.commands = []
             return commands
@@ -76,6 +88,7 @@ final class Mailbox: Sendable {
     func close() -> [LoopCommand] {
         state.withLock { state in
             state.closed = true
+            state.drain = nil
             let commands = state.commands
             state.commands = []
             return commands

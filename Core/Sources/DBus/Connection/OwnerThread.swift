@@ -1,4 +1,4 @@
-import Glibc
+import IO
 
 /// What the owner thread learned while opening the connection.
 struct ConnectionInfo: Sendable {
@@ -6,7 +6,8 @@ struct ConnectionInfo: Sendable {
     let canPassUnixFDs: Bool
 }
 
-/// Starts the dedicated thread that opens, owns and finally closes one libdbus connection.
+/// Starts the dedicated thread that opens, owns and finally closes one libdbus connection, running the connection's
+/// ``EventLoop``.
 ///
 /// Opening (connect, authenticate, `Hello`) uses libdbus's blocking helpers, but on this thread, before its loop
 /// starts, so no Swift concurrency thread ever waits on D-Bus; the awaiting `connect` resumes when it is done.
@@ -14,55 +15,36 @@ enum OwnerThread {
     static func spawn(
         core: ConnectionCore, target: LibDBus.Target, ready: CheckedContinuation<ConnectionInfo, any Error>
     ) {
-        let start = Start(core: core, target: target, ready: ready)
-        let box = Unmanaged.passRetained(start).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(
-            &thread, nil,
-            { argument in
-                guard let argument else { return nil }
-                Unmanaged<Start>.fromOpaque(argument).takeRetainedValue().run()
-                return nil
-            }, box)
-        if status != 0 {
-            Unmanaged<Start>.fromOpaque(box).release()
-            ready.resume(throwing: DBusError(.limitsExceeded, "pthread_create failed: \(status)"))
-        } else {
-            pthread_detach(thread)
+        do {
+            try IOThread.spawn(name: "dbus-owner") { run(core: core, target: target, ready: ready) }
+        } catch {
+            core.markClosed()
+            ready.resume(throwing: DBusError(.limitsExceeded, "\(error)"))
         }
     }
 
-    private final class Start: Sendable {
-        let core: ConnectionCore
-        let target: LibDBus.Target
-        let ready: CheckedContinuation<ConnectionInfo, any Error>
-
-        init(core: ConnectionCore, target: LibDBus.Target, ready: CheckedContinuation<ConnectionInfo, any Error>) {
-            self.core = core
-            self.target = target
-            self.ready = ready
+    private static func run(
+        core: ConnectionCore, target: LibDBus.Target, ready: CheckedContinuation<ConnectionInfo, any Error>
+    ) {
+        let connection: OpaquePointer
+        do {
+            connection = try LibDBus.open(target)
+        } catch {
+            core.markClosed()
+            ready.resume(throwing: error)
+            return
         }
-
-        func run() {
-            let connection: OpaquePointer
-            do {
-                connection = try LibDBus.open(target)
-            } catch {
-                core.markClosed()
-                ready.resume(throwing: error)
-                return
-            }
-            let loop = EventLoop(core: core, connection: connection)
-            guard loop.installHooks() else {
-                LibDBus.closeAndUnref(connection)
-                core.markClosed()
-                ready.resume(throwing: DBusError(.noMemory, "could not install the connection's hooks"))
-                return
-            }
-            ready.resume(
-                returning: ConnectionInfo(
-                    uniqueName: LibDBus.uniqueName(connection), canPassUnixFDs: LibDBus.canPassUnixFDs(connection)))
-            loop.run()
+        let driver = ConnectionDriver(core: core, connection: connection)
+        guard driver.start() else {
+            LibDBus.closeAndUnref(connection)
+            core.markClosed()
+            ready.resume(throwing: DBusError(.noMemory, "could not install the connection's hooks"))
+            return
         }
+        ready.resume(
+            returning: ConnectionInfo(
+                uniqueName: LibDBus.uniqueName(connection), canPassUnixFDs: LibDBus.canPassUnixFDs(connection)))
+        core.loop.run()
+        withExtendedLifetime(driver) {}
     }
 }

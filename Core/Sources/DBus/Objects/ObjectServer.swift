@@ -21,8 +21,11 @@ import Synchronization
 /// ``DBusMethodCall/afterReply(_:)`` queues other work behind the reply. Changes made outside any call are
 /// announced at once.
 ///
-/// Incoming calls are queued without bound between the connection's thread and the handlers (a call must not be
-/// dropped); handlers should not block, and long work should hop to an actor or task of its own.
+/// Work is bounded (``Limits``): at most `maxCallsInFlight` handlers run at once (64 by default); further calls wait
+/// for a slot in arrival order, at most `maxQueuedCalls` of them (1024); a call past that is refused at once with
+/// `org.freedesktop.DBus.Error.LimitsExceeded` and counted (``callCounters``). Refusing, not pausing the socket:
+/// the connection must keep reading the replies its running handlers await. Handlers should not block, and long
+/// work should hop to an actor or task of its own.
 public final class ObjectServer: Sendable {
     /// Decides from the caller's unique name whether it may call an object at all (every interface, including the
     /// standard ones); refused callers get `AccessDenied`.
@@ -50,11 +53,22 @@ public final class ObjectServer: Sendable {
     let mailbox: Mailbox
     private let incoming: AsyncStream<DBusMessage>
     private let incomingContinuation: AsyncStream<DBusMessage>.Continuation
+    private let admission = CallAdmission(limits: Limits())
 
     init(mailbox: Mailbox) {
         self.mailbox = mailbox
         (incoming, incomingContinuation) = AsyncStream.makeStream(of: DBusMessage.self)
     }
+
+    /// The bounds on calls served at once; ``Limits/init(maxCallsInFlight:maxQueuedCalls:)``'s defaults unless
+    /// changed.
+    public var limits: Limits {
+        get { admission.limits }
+        set { admission.limits = newValue }
+    }
+
+    /// The calls running, waiting and refused so far.
+    public var callCounters: CallCounters { admission.counters }
 
     /// How calls are matched and refused and what introspection lists; ``Style/standard`` unless changed.
     /// Set it before exporting objects: `connection.objects.style = .bluez`.
@@ -289,8 +303,23 @@ public final class ObjectServer: Sendable {
 
     // MARK: Serving calls
 
-    /// Queues an incoming method call (owner thread).
-    func receive(_ message: DBusMessage) { incomingContinuation.yield(message) }
+    /// Queues an incoming method call (owner thread), or refuses it when the queue is full.
+    func receive(_ message: DBusMessage) {
+        guard admission.admit() else {
+            if !message.noReplyExpected {
+                let counters = admission.counters
+                let limits = admission.limits
+                post(
+                    try? message.makeErrorReply(
+                        DBusError(
+                            .limitsExceeded,
+                            "too many calls on this connection (\(counters.inFlight) running, \(limits.maxQueuedCalls) waiting); try again"
+                        )))
+            }
+            return
+        }
+        incomingContinuation.yield(message)
+    }
 
     /// Ends call processing (owner thread, at teardown).
     func connectionClosed() { incomingContinuation.finish() }
@@ -298,9 +327,14 @@ public final class ObjectServer: Sendable {
     /// Starts the task that hands incoming calls to handlers in arrival order.
     func startServing(_ connection: DBusConnection) {
         let incoming = self.incoming
+        let admission = self.admission
         Task { [self] in
             for await message in incoming {
-                Task.immediate { await self.serve(message, on: connection) }
+                await admission.acquire()
+                Task.immediate {
+                    await self.serve(message, on: connection)
+                    admission.release()
+                }
             }
         }
     }

@@ -1,0 +1,261 @@
+import IO
+import Synchronization
+
+/// The owner thread's side of one connection: the only code that touches the libdbus connection after it is set
+/// up, driven by the connection's ``EventLoop``.
+///
+/// Its loop's jobs are the ``Mailbox`` drains (sending messages, registering calls under their reply serial) and the
+/// dispatch of what libdbus has read (replies resume their callers, signals go to the ``SignalRouter`` by
+/// ``SignalRouter/route(_:)`` on this thread, in arrival order, method calls to the ``ObjectServer``); its
+/// descriptors and timers are libdbus's watches and timeouts (``WatchTable``) and the calls' deadlines. It never
+/// blocks on D-Bus: every libdbus call made here reads or writes only what the socket takes without waiting.
+final class ConnectionDriver: Sendable {
+    private struct PendingCall {
+        let id: UInt64
+        let timeout: Duration
+        let continuation: CheckedContinuation<DBusMessage, any Error>
+        let timer: EventLoop.Timer
+    }
+
+    private struct State {
+        var pending: [UInt32: PendingCall] = [:]
+        var serials: [UInt64: UInt32] = [:]
+        var flushWaiters: [CheckedContinuation<Void, Never>] = []
+        var closing = false
+        var disconnected = false
+        var dispatchScheduled = false
+        var finished = false
+    }
+
+    /// How long a closing connection may spend writing what is still queued before it is dropped.
+    private static let closeGrace = Duration.seconds(2)
+    /// How many incoming messages are dispatched before the loop turns to its other work.
+    private static let dispatchBudget = 256
+
+    private let core: ConnectionCore
+    /// The libdbus connection's bit pattern; only the owner thread turns it back into the pointer.
+    private let handle: UInt
+    private let state = Mutex(State())
+    private let table: WatchTable
+
+    init(core: ConnectionCore, connection: OpaquePointer) {
+        self.core = core
+        handle = UInt(bitPattern: Int(bitPattern: connection))
+        let loop = core.loop
+        // Weak: the table lives in the driver; the loop's registrations of it go at teardown.
+        let afterIO = WeakBox<ConnectionDriver>()
+        table = WatchTable(loop: loop) { afterIO.value?.afterIO() }
+        afterIO.value = self
+    }
+
+    private var loop: EventLoop { core.loop }
+
+    private var connection: OpaquePointer {
+        guard let pointer = OpaquePointer(bitPattern: handle) else { preconditionFailure("no libdbus connection") }
+        return pointer
+    }
+
+    /// Installs the libdbus hooks and starts draining the mailbox; call on the owner thread before running the loop.
+    func start() -> Bool {
+        guard LoopHooks.install(on: connection, table: table, driver: self) else { return false }
+        core.mailbox.start { [self] in drainMailbox() }
+        scheduleDispatch()
+        return true
+    }
+
+    // MARK: Commands
+
+    private func drainMailbox() {
+        guard !state.withLock({ $0.finished }) else { return }
+        for command in core.mailbox.take() {
+            switch command {
+            case .send(let message):
+                _ = message.withRaw { LibDBus.send(connection, $0) }
+            case .call(let request):
+                start(request)
+            case .cancel(let id):
+                let call = state.withLock { state -> PendingCall? in
+                    guard let serial = state.serials.removeValue(forKey: id) else { return nil }
+                    return state.pending.removeValue(forKey: serial)
+                }
+                if let call {
+                    loop.cancel(call.timer)
+                    call.continuation.resume(throwing: CancellationError())
+                }
+            case .flush(let waiter):
+                state.withLock { $0.flushWaiters.append(waiter) }
+            case .close:
+                let first = state.withLock { state in
+                    defer { state.closing = true }
+                    return !state.closing
+                }
+                if first { loop.schedule(after: Self.closeGrace) { [self] in teardown() } }
+            }
+        }
+        checkState()
+    }
+
+    private func start(_ request: CallRequest) {
+        if request.cancellation.isCancelled {
+            request.continuation.resume(throwing: CancellationError())
+            return
+        }
+        let sent = request.message.withRaw { raw -> UInt32? in
+            // A message sent before keeps its serial; its reply could not be told from the earlier one's.
+            guard LibDBus.serial(raw) == 0 else { return nil }
+            return LibDBus.send(connection, raw)
+        }
+        guard let serial = sent, state.withLock({ $0.pending[serial] == nil }) else {
+            request.continuation.resume(
+                throwing: DBusError(.invalidArgs, "the call could not be queued (a message can be called only once)"))
+            return
+        }
+        let id = request.id
+        let timer = loop.schedule(at: request.deadline) { [self] in expire(id) }
+        state.withLock { state in
+            state.pending[serial] = PendingCall(
+                id: id, timeout: request.timeout, continuation: request.continuation, timer: timer)
+            state.serials[id] = serial
+        }
+    }
+
+    private func expire(_ id: UInt64) {
+        let call = state.withLock { state -> PendingCall? in
+            guard let serial = state.serials.removeValue(forKey: id) else { return nil }
+            return state.pending.removeValue(forKey: serial)
+        }
+        call?.continuation.resume(throwing: DBusError(.noReply, "no reply within \(call?.timeout ?? .zero)"))
+    }
+
+    // MARK: Incoming
+
+    /// Asks the loop for a dispatch turn (libdbus's dispatch-status hook, from any thread, and after I/O).
+    func scheduleDispatch() {
+        let schedule = state.withLock { state -> Bool in
+            guard !state.dispatchScheduled, !state.finished else { return false }
+            state.dispatchScheduled = true
+            return true
+        }
+        if schedule { loop.execute { [self] in dispatch() } }
+    }
+
+    private func dispatch() {
+        guard
+            !state.withLock({ state in
+                state.dispatchScheduled = false
+                return state.finished
+            })
+        else { return }
+        var remains = false
+        for _ in 0..<Self.dispatchBudget {
+            remains = LibDBus.dispatchOne(connection)
+            if !remains { break }
+        }
+        // The signal handlers hear that this run of messages ended (they wake their consumers once per run).
+        core.signals.endOfBatch()
+        if remains { scheduleDispatch() }
+        checkState()
+    }
+
+    /// Called by the libdbus filter for every incoming message (owner thread, inside ``dispatch()``).
+    func receive(_ raw: OpaquePointer) -> Bool {
+        LibDBus.refMessage(raw)
+        let message = DBusMessage(adopting: raw)
+        switch message.kind {
+        case .methodReturn, .error:
+            let call = state.withLock { state -> PendingCall? in
+                guard let call = state.pending.removeValue(forKey: message.replySerial) else { return nil }
+                state.serials[call.id] = nil
+                return call
+            }
+            guard let call else { return true }
+            loop.cancel(call.timer)
+            if let error = message.error {
+                call.continuation.resume(throwing: error)
+            } else {
+                call.continuation.resume(returning: message)
+            }
+        case .signal:
+            if message.interface == "org.freedesktop.DBus.Local", message.member == "Disconnected" {
+                state.withLock { $0.disconnected = true }
+            } else {
+                core.signals.route(message)
+            }
+        case .methodCall:
+            core.objects.receive(message)
+        }
+        return true
+    }
+
+    private func afterIO() {
+        scheduleDispatch()
+        checkState()
+    }
+
+    // MARK: Teardown
+
+    /// Resumes flush waiters once everything is written; tears down a lost connection once what it read is
+    /// dispatched, and a closing one once its queue is written.
+    private func checkState() {
+        guard !state.withLock({ $0.finished }) else { return }
+        let idle = !LibDBus.hasMessagesToSend(connection)
+        let lost = !LibDBus.isConnected(connection)
+        let (waiters, finish) = state.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
+            guard !state.finished else { return ([], false) }
+            let waiters = idle ? state.flushWaiters : []
+            if idle { state.flushWaiters = [] }
+            let finish = ((state.disconnected || lost) && !state.dispatchScheduled) || (state.closing && idle)
+            return (waiters, finish)
+        }
+        for waiter in waiters { waiter.resume() }
+        if finish { teardown() }
+    }
+
+    /// Fails what is pending, releases the connection and stops the loop (the owner thread then ends).
+    private func teardown() {
+        let taken = state.withLock { state -> ([PendingCall], [CheckedContinuation<Void, Never>])? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            defer {
+                state.pending = [:]
+                state.serials = [:]
+                state.flushWaiters = []
+            }
+            return (Array(state.pending.values), state.flushWaiters)
+        }
+        guard let (pending, waiters) = taken else { return }
+        let error = DBusError.disconnected()
+        for command in core.mailbox.close() {
+            switch command {
+            case .call(let request): request.continuation.resume(throwing: error)
+            case .flush(let waiter): waiter.resume()
+            case .send, .cancel, .close: break
+            }
+        }
+        for call in pending {
+            loop.cancel(call.timer)
+            call.continuation.resume(throwing: error)
+        }
+        for waiter in waiters { waiter.resume() }
+        table.close()
+        LibDBus.closeAndUnref(connection)
+        core.signals.finishAll()
+        core.objects.connectionClosed()
+        core.markClosed()
+        loop.stop()
+    }
+}
+
+/// A weak reference that can be captured by a `@Sendable` closure.
+final class WeakBox<T: AnyObject & Sendable>: Sendable {
+    private let reference = Mutex<Weak>(Weak())
+
+    private struct Weak {
+        weak var value: T?
+    }
+
+    var value: T? {
+        get { reference.withLock { $0.value } }
+        set { reference.withLock { $0.value = newValue } }
+    }
+}

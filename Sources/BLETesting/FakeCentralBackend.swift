@@ -1,0 +1,196 @@
+import BLE
+import Synchronization
+
+/// A scripted ``CentralBackend``: the test feeds events (``send(_:)``) as bluetoothd would, each delivered at
+/// once and followed by the end of a batch (held until the manager attaches), and decides how each GATT call
+/// ends (``answers``, or parked until ``finish(_:with:)``); every call is recorded and announced on ``calls``.
+/// A plugin's central logic is tested over it without a bus, a simulator or a process.
+public final class FakeCentralBackend: CentralBackend {
+    /// A call the manager made, with the object path it named.
+    public enum Call: Hashable, Sendable {
+        case requestSnapshot
+        case refresh(String)
+        case setDiscoveryFilter(DiscoveryFilter)
+        case startDiscovery
+        case stopDiscovery
+        case connect(String)
+        case disconnect(String)
+        case read(String)
+        case write(String, [UInt8], WriteType)
+        case startNotify(String)
+        case stopNotify(String)
+        case pauseNotifications(String, Bool)
+    }
+
+    private let delivery = Mutex<(receiver: CentralEventReceiver?, held: [CentralBackendEvent])>((nil, []))
+    /// Every call, in order, as it is made.
+    public let calls: AsyncStream<Call>
+    private let callSink: AsyncStream<Call>.Continuation
+    private let state = Mutex<
+        (log: [Call], parked: [Int: CheckedContinuation<Result<[UInt8], BLEError>, Never>], next: Int)
+    >(
+        ([], [:], 0))
+    /// How reads and writes end: nil parks the call until ``finish(_:with:)``.
+    public let answers = Mutex<[Result<[UInt8], BLEError>]>([])
+
+    /// A backend with no events and no answers scripted yet.
+    public init() {
+        (calls, callSink) = AsyncStream.makeStream()
+    }
+
+    /// Every call so far, in order.
+    public var log: [Call] { state.withLock { $0.log } }
+
+    /// Takes the manager's receiver and hands it the events sent before.
+    public func attach(_ receiver: CentralEventReceiver) {
+        delivery.withLock { delivery in
+            delivery.receiver = receiver
+            for event in delivery.held { receiver.receive(event) }
+            delivery.held = []
+        }
+        receiver.batchEnded()
+    }
+
+    /// Delivers `event` (one at a time, in call order) and ends the batch.
+    public func send(_ event: CentralBackendEvent) {
+        let receiver = delivery.withLock { delivery -> CentralEventReceiver? in
+            guard let receiver = delivery.receiver else {
+                delivery.held.append(event)
+                return nil
+            }
+            receiver.receive(event)
+            return receiver
+        }
+        receiver?.batchEnded()
+    }
+
+    /// Records ``Call/pauseNotifications(_:_:)``.
+    public func setNotificationsPaused(_ paused: Bool, characteristic: String) {
+        record(.pauseNotifications(characteristic, paused))
+    }
+
+    /// Resumes the parked call number `index` (0-based among parked calls).
+    public func finish(_ index: Int, with result: Result<[UInt8], BLEError>) {
+        let continuation = state.withLock { $0.parked.removeValue(forKey: index) }
+        continuation?.resume(returning: result)
+    }
+
+    private func record(_ call: Call) {
+        state.withLock { $0.log.append(call) }
+        callSink.yield(call)
+    }
+
+    private func gattCall(_ call: Call) async throws(BLEError) -> [UInt8] {
+        let scripted = answers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        record(call)
+        if let scripted { return try scripted.get() }
+        let result = await withCheckedContinuation { continuation in
+            state.withLock { state in
+                state.parked[state.next] = continuation
+                state.next += 1
+            }
+        }
+        return try result.get()
+    }
+
+    /// What GetManagedObjects answers; nil: it fails (the manager then goes by
+    /// the signals alone).
+    public let snapshotReply = Mutex<ObjectTreeSnapshot?>(nil)
+
+    /// Records ``Call/requestSnapshot`` and sends ``snapshotReply`` (or fails without one).
+    public func requestSnapshot() async throws(BLEError) {
+        record(.requestSnapshot)
+        guard let tree = snapshotReply.withLock({ $0 }) else {
+            throw BLEError(.failed, message: "no snapshot scripted")
+        }
+        send(.snapshot(tree, serial: nil))
+    }
+    /// When true, refreshes park like reads (ended by ``finish(_:with:)``).
+    public let parkRefreshes = Mutex(false)
+
+    /// The remaining calls are recorded; reads and writes end as ``answers`` says.
+    public func refresh(path: String, interface: String) async throws(BLEError) {
+        if parkRefreshes.withLock({ $0 }) {
+            _ = try await gattCall(.refresh(path))
+        } else {
+            record(.refresh(path))
+        }
+    }
+    public func setDiscoveryFilter(adapter: String, _ filter: DiscoveryFilter) async throws(BLEError) {
+        record(.setDiscoveryFilter(filter))
+    }
+    public func startDiscovery(adapter: String) async throws(BLEError) { record(.startDiscovery) }
+    public func stopDiscovery(adapter: String) async throws(BLEError) { record(.stopDiscovery) }
+    public func connect(device: String) async throws(BLEError) { record(.connect(device)) }
+    public func disconnect(device: String) async throws(BLEError) { record(.disconnect(device)) }
+    public func readValue(attribute: String, offset: Int) async throws(BLEError) -> [UInt8] {
+        try await gattCall(.read(attribute))
+    }
+    public func writeValue(attribute: String, value: [UInt8], type: WriteType) async throws(BLEError) {
+        _ = try await gattCall(.write(attribute, value, type))
+    }
+    /// When true, StartNotify calls park like reads (ended by ``finish(_:with:)``).
+    public let parkStartNotify = Mutex(false)
+
+    public func startNotify(characteristic: String) async throws(BLEError) {
+        if parkStartNotify.withLock({ $0 }) {
+            _ = try await gattCall(.startNotify(characteristic))
+        } else {
+            record(.startNotify(characteristic))
+        }
+    }
+    public func stopNotify(characteristic: String) async throws(BLEError) { record(.stopNotify(characteristic)) }
+}
+
+/// A small BlueZ tree for ``FakeCentralBackend``: adapter hci0 with one heart-rate sensor.
+public enum FakeTree {
+    public static let adapter = "/org/bluez/hci0"
+    public static let device = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"
+    public static let service = device + "/service000a"
+    public static let measurement = service + "/char000b"
+    public static let bodySensor = service + "/char000e"
+    public static let identifier = PeripheralIdentifier(
+        adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
+
+    /// The tree as GetManagedObjects answers it.
+    public static func snapshot(
+        powered: Bool = true, connected: Bool = false, resolved: Bool = false
+    ) -> ObjectTreeSnapshot {
+        [
+            adapter: [BlueZInterface.adapter: ["Address": .string("00:11:22:33:44:55"), "Powered": .bool(powered)]],
+            device: [
+                BlueZInterface.device: [
+                    "Address": .string("AA:BB:CC:DD:EE:FF"), "AddressType": .string("random"),
+                    "Adapter": .objectPath(adapter), "Name": .string("HR Sensor"), "RSSI": .int(-50),
+                    "UUIDs": .array([.string("0000180d-0000-1000-8000-00805f9b34fb")]),
+                    "Connected": .bool(connected), "ServicesResolved": .bool(resolved),
+                ]
+            ],
+            service: [
+                BlueZInterface.gattService: [
+                    "UUID": .string("0000180d-0000-1000-8000-00805f9b34fb"), "Device": .objectPath(device),
+                    "Primary": .bool(true),
+                ]
+            ],
+            measurement: [
+                BlueZInterface.gattCharacteristic: [
+                    "UUID": .string("00002a37-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(service),
+                    "Flags": .array([.string("notify")]), "Notifying": .bool(false),
+                ]
+            ],
+            bodySensor: [
+                BlueZInterface.gattCharacteristic: [
+                    "UUID": .string("00002a38-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(service),
+                    "Flags": .array([.string("read"), .string("write-without-response")]), "MTU": .uint(23),
+                ]
+            ],
+        ]
+    }
+
+    /// A PropertiesChanged of the sensor's Device1.
+    public static func deviceChanged(_ changed: PropertyMap) -> CentralBackendEvent {
+        .delta(
+            .propertiesChanged(path: device, interface: BlueZInterface.device, changed: changed, invalidated: []),
+            serial: nil)
+    }
+}
