@@ -97,3 +97,11 @@ extension FileDescriptor {
         return (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))
     }
 }
+
+extension UnixSocket {
+    /// `SOCK_CLOEXEC` and `SOCK_STREAM`, named in a file that imports CLinux (whose shim includes
+    /// `<sys/socket.h>`): the whole-module (release) build of this module does not find them through Glibc
+    /// alone in a file that does not import CLinux.
+    static let closeOnExec = Int32(SOCK_CLOEXEC.rawValue)
+    static let stream = Int32(SOCK_STREAM.rawValue)
+}

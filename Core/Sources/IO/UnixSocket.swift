@@ -29,12 +29,12 @@ public enum UnixSocket {
 
     /// A new close-on-exec socket of `type` (`SOCK_STREAM`, `SOCK_DGRAM`, ...; add `SOCK_NONBLOCK` as needed).
     public static func make(type: Int32) throws(SystemError) -> FileDescriptor {
-        FileDescriptor(rawValue: try systemCall("socket") { socket(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0) })
+        FileDescriptor(rawValue: try systemCall("socket") { socket(AF_UNIX, type | closeOnExec, 0) })
     }
 
     /// A blocking stream socket connected to `path` (a client's; the agent's own sockets never block).
     public static func connect(to path: String) throws(SystemError) -> FileDescriptor {
-        let fd = try make(type: Int32(SOCK_STREAM.rawValue))
+        let fd = try make(type: stream)
         do throws(SystemError) {
             let connected = try withAddress(path) { Glibc.connect(fd.rawValue, $0, $1) }
             if connected != 0 { throw SystemError.current("connect", path: path) }
