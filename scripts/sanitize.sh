@@ -40,8 +40,8 @@ ensure_setup
 # concurrency (the BLE managers' locks and streams, the control server and role host;
 # DBusTests is left out while its reports are unexplained, docs/testing.md). The process suites (bleagent, blesim and blectl as
 # children, minutes of wall time each) run in the normal build only.
-address_suites='^(JSONTests|DBusTests|GATTTests|BLETests|AgentCoreTests|PaymentTerminalProfileTests|FuzzTests)\.'
-thread_suites='^(BLETests|AgentCoreTests)\.'
+address_suites='^(JSONTests|DBusTests|GATTTests|BLETests|IOTests|AgentCoreTests|PaymentTerminalProfileTests|FuzzTests)\.'
+thread_suites='^(BLETests|AgentCoreTests|IOTests)\.'
 
 scratch=.build/$sanitizer
 reports=$PWD/$scratch/reports

@@ -68,12 +68,15 @@ final class AcquiredSockets: Sendable {
         _ fd: FileDescriptor, key: String, onPacket: @escaping @Sendable ([UInt8]) -> Double,
         onClose: @escaping @Sendable () -> Void
     ) {
+        // The acquisition is released before the socket leaves the table: until then a subscription
+        // made meanwhile finds the socket hung up (``peerClosed(_:path:)``) and releases it itself,
+        // so it never sees the socket gone while the world still holds the acquisition.
         let reader = SocketReader(fd: fd, loop: loop, onPacket: onPacket) { [self] in
+            onClose()
             sockets.withLock { table in
                 if table[key] == fd.rawValue { table[key] = nil }
             }
             fd.close()
-            onClose()
         }
         reader.start()
     }

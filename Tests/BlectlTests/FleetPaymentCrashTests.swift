@@ -45,6 +45,7 @@ struct FleetPaymentCrashTests {
 
         var done: [PaymentTerminalCrashTests.Run] = []
         var brokerRestarts = 0
+        var late = 0
         for run in plan {
             // Every fourth run the broker is down for the whole run; the one after, it restarts mid-way.
             let brokerDown = run.index % 4 == 2
@@ -60,7 +61,7 @@ struct FleetPaymentCrashTests {
                 try await broker.restart()
                 brokerRestarts += 1
             }
-            try await crashes.crash(agent, bench: bench, during: run)
+            if try await !crashes.crash(agent, bench: bench, during: run) { late += 1 }
             if brokerDown {
                 try await broker.restart()
                 brokerRestarts += 1
@@ -100,7 +101,8 @@ struct FleetPaymentCrashTests {
         let accepted = Set(records.filter { $0.phase == "accepted" }.map(\.key))
         #expect(accepted == journalled, "every journalled payment's acceptance reached the consumer")
         print(
-            "FleetPaymentCrashTests: \(runs) runs, \(brokerRestarts) broker restarts; \(finals.count) final payments; "
+            "FleetPaymentCrashTests: \(runs) runs (\(late) killed only after the payment finished), "
+                + "\(brokerRestarts) broker restarts; \(finals.count) final payments; "
                 + "the consumer got \(records.count) records (\(finalRecords.count) finals, "
                 + "\(finalRecords.count - deduplicated.count) duplicates dropped by key)")
     }

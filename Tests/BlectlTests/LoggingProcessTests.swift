@@ -28,7 +28,8 @@ struct LoggingProcessTests {
             let id = try #require(payment["transactionId"]?.stringValue)
             #expect(await agent.child.waitForStderr(containing: "payment \(id): approved"))
             let log = await agent.stop().stderr
-            for detail in ["4711", "secret-ref", "A00001"] {
+            // Each detail as the plugin writes it: a bare "4711" also matches a process id in the log (dbus-daemon[14711]).
+            for detail in ["4711 EUR", "secret-ref", "A00001"] {
                 #expect(log.contains(detail) == debug, "\(detail) at \(debug ? "debug" : "info"):\n\(log)")
             }
             #expect(Self.line(startingWith: "bleagent: forged", in: log) == nil, "a forged line:\n\(log)")

@@ -23,6 +23,8 @@ final class FakeBluetoothd: Sendable {
     let connection: DBusConnection
     let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
+    /// The senders of the calls to `/` made before ``exportObjects()`` (a fake started without its objects).
+    let rootCalls = Recorder<String>()
     /// The application's sender, for calls back into it.
     let application = Mutex<(sender: String, root: ObjectPath)?>(nil)
 
@@ -31,14 +33,27 @@ final class FakeBluetoothd: Sendable {
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
     }
 
-    static func start(on bus: PrivateBus) async throws -> FakeBluetoothd {
+    /// Connects, exports the objects unless `exporting` is false (``exportObjects()`` later), and takes
+    /// `org.bluez` as bluetoothd does: with DO_NOT_QUEUE, so it fails while another daemon has the name.
+    static func start(on bus: PrivateBus, exporting: Bool = true) async throws -> FakeBluetoothd {
         let fake = FakeBluetoothd(connection: try await bus.connect())
-        try fake.exportObjects()
-        _ = try await fake.connection.requestName("org.bluez")
+        if exporting {
+            try fake.exportObjects()
+        } else {
+            // Only the root, with no interface: a GetManagedObjects fails (and is recorded) until exportObjects().
+            let asked = fake.rootCalls
+            try fake.connection.objects.export(.root, interfaces: []) { sender in
+                asked.append(sender)
+                return true
+            }
+        }
+        let reply = try await fake.connection.requestName("org.bluez")
+        guard reply == .primaryOwner else { throw DBusError(.failed, "org.bluez: RequestName answered \(reply)") }
         return fake
     }
 
-    private func exportObjects() throws {
+    /// Exports the adapter (with its managers) and the device, and the object manager at the root.
+    func exportObjects() throws {
         let objects = connection.objects
         objects.addObjectManager(at: .root)
         let continuation = self.continuation

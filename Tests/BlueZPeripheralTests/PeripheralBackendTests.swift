@@ -276,9 +276,8 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
                 properties["ServiceUUIDs"]?.arrayValue?.compactMap(\.stringValue) == [BluetoothUUID.battery.uuidString])
 
             // bluetoothd goes away and a new one (another unique name) takes org.bluez.
-            // The new one asks for the name once the old one is gone (the manager says so): asked while the bus still
-            // has the old owner, the request would queue and the name pass straight from one to the other, which is
-            // not a restart.
+            // The new one asks for the name once the old one is gone (the manager says so): bluetoothd asks with
+            // DO_NOT_QUEUE, so a request while the bus still has the old owner is refused (and bluetoothd exits).
             var states = rig.manager.stateUpdates().makeAsyncIterator()
             var seen: [ManagerState] = []
             await rig.fake.connection.close()
@@ -318,6 +317,27 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
                 if case .applicationUnregistered = event { unregistered.insert("application") }
             }
             #expect(unregistered == ["advertisement", "application"])
+        }
+    }
+
+    @Test("a bluetoothd that has the name but does not answer GetManagedObjects yet is asked again until it does")
+    func asksForTheAdaptersAgainUntilBluetoothdAnswers() async throws {
+        try await PrivateBus.with { bus in
+            // The name without the objects: GetManagedObjects fails (no such object) until they are exported.
+            let fake = try await FakeBluetoothd.start(on: bus, exporting: false)
+            let backend = try await BlueZPeripheralBackend.start(connection: try await bus.connect())
+            let manager = PeripheralManager(backend: backend, options: .init(adapter: FakeBluetoothd.adapter.rawValue))
+            var states = manager.stateUpdates().makeAsyncIterator()
+            await fake.rootCalls.wait(for: 1)
+            try fake.exportObjects()
+            var seen: [ManagerState] = []
+            while let state = await states.next() {
+                seen.append(state)
+                if state == .poweredOn { break }
+            }
+            #expect(
+                seen.last == .poweredOn, "states \(seen), GetManagedObjects asked \(fake.rootCalls.values.count) times")
+            await backend.shutdown()
         }
     }
 

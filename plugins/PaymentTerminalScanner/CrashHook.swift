@@ -15,6 +15,8 @@ enum CrashHook {
         case afterAccepted = "after-accepted"
         /// The terminal acknowledged the write, before `sent` is journalled.
         case afterWrite = "after-write"
+        /// `sent` is journalled; the lane waits for the final status.
+        case afterSent = "after-sent"
         /// The final status arrived, before `final` is journalled.
         case beforeFinal = "before-final"
     }

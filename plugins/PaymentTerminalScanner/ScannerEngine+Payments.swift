@@ -72,7 +72,10 @@ extension ScannerEngine {
                 try await session.peripheral.writeValue(
                     request.encoded(), for: session.paymentRequest, type: .withResponse)
                 CrashHook.point(.afterWrite, reference: request.reference)
-                if state.payments[id]?.phase != .final { try? await record(.sent(id, attempt: 1)) }
+                if state.payments[id]?.phase != .final {
+                    try? await record(.sent(id, attempt: 1))
+                    CrashHook.point(.afterSent, reference: request.reference)
+                }
                 return
             } catch {
                 guard case .notPermitted(let att) = error.code else {

@@ -60,26 +60,50 @@ extension BlueZPeripheralBackend {
                     central: Self.unidentifiedCentral(adapterAddress: address), characteristic: characteristic))
         }
         continuation.yield(.bluetoothdPresent(owner != nil))
-        guard let owner else { return }
-        do {
-            let reply = try await connection.call(
-                destination: owner, path: .root, interface: "org.freedesktop.DBus.ObjectManager",
-                member: "GetManagedObjects")
-            let objects = try reply.arguments().first?.dictionaryEntries ?? []
-            var adapters: [AdapterStatus] = []
-            for entry in objects {
-                guard let path = entry.key.stringValue, let adapter = entry.value["org.bluez.Adapter1"] else {
-                    continue
+        let load = owner.map { owner in Task { [weak self] () async -> Void in await self?.loadAdapters(of: owner) } }
+        adapterLoad.withLock { previous in
+            previous?.cancel()
+            previous = load
+        }
+    }
+
+    /// Asks `owner` for its objects until it answers and reports its adapters. A daemon that has just
+    /// taken the name may not serve its objects yet, or be too slow for one call: a failure is tried
+    /// again after 250 ms, doubling to 5 s, until `owner` answers, the bus refuses us (AccessDenied:
+    /// reported, not retried) or another owner takes the name (the task is cancelled).
+    func loadAdapters(of owner: String) async {
+        var pause = Duration.milliseconds(250)
+        while !Task.isCancelled {
+            do {
+                let reply = try await connection.call(
+                    destination: owner, path: .root, interface: "org.freedesktop.DBus.ObjectManager",
+                    member: "GetManagedObjects")
+                let objects = try reply.arguments().first?.dictionaryEntries ?? []
+                var adapters: [AdapterStatus] = []
+                var addresses: [String: String] = [:]
+                for entry in objects {
+                    guard let path = entry.key.stringValue, let adapter = entry.value["org.bluez.Adapter1"] else {
+                        continue
+                    }
+                    adapters.append(AdapterStatus(path: path, powered: adapter["Powered"]?.boolValue ?? false))
+                    addresses[path] = adapter["Address"]?.stringValue
                 }
-                adapters.append(
-                    AdapterStatus(path: path, powered: adapter["Powered"]?.boolValue ?? false))
-                if let address = adapter["Address"]?.stringValue {
-                    state.withLock { $0.adapterAddresses[path] = address }
+                // Reported only while `owner` still has the name: a list from a daemon that left would
+                // follow the next one's arrival.
+                state.withLock { state in
+                    guard state.bluetoothd == owner else { return }
+                    state.adapterAddresses.merge(addresses) { $1 }
+                    continuation.yield(.adapters(adapters.sorted { $0.path < $1.path }))
                 }
+                return
+            } catch {
+                if PeripheralErrors.isAccessDenied(error) {
+                    continuation.yield(.accessDenied)
+                    return
+                }
+                try? await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(5))
             }
-            continuation.yield(.adapters(adapters.sorted { $0.path < $1.path }))
-        } catch {
-            if PeripheralErrors.isAccessDenied(error) { continuation.yield(.accessDenied) }
         }
     }
 

@@ -107,6 +107,8 @@ public final class BlueZPeripheralBackend: PeripheralBackend {
     let continuation: AsyncStream<PeripheralBackendEvent>.Continuation
     let registrations = AsyncLock()
     let watchers = Mutex<[Task<Void, Never>]>([])
+    /// The task asking the current bluetoothd for its adapters (``loadAdapters(of:)``).
+    let adapterLoad = Mutex<Task<Void, Never>?>(nil)
 
     static let gattManager = "org.bluez.GattManager1"
     static let advertisingManager = "org.bluez.LEAdvertisingManager1"
@@ -159,6 +161,7 @@ public final class BlueZPeripheralBackend: PeripheralBackend {
             _ = try? await callBluetoothd(device, "org.bluez.Device1", "Disconnect", [])
         }
         for task in watchers.withLock({ $0 }) { task.cancel() }
+        adapterLoad.withLock { $0?.cancel() }
         continuation.finish()
     }
 
