@@ -3,8 +3,10 @@
 /// updated in place, with indices kept beside it (the children of each
 /// path, the services of a device, the characteristics of a service, the
 /// descriptors of a characteristic, the devices of an adapter, identifier ↔
-/// path, the typed view of each device), so a signal costs in proportion to
-/// what it changes and no query walks the tree.
+/// path), so a signal costs in proportion to what it changes and no query
+/// walks the tree. Each device is kept once: its Device1 properties, typed,
+/// in its index entry (``DeviceProperties``), from which its ``DeviceModel``
+/// is read when asked.
 ///
 /// The shell subscribes to InterfacesAdded, InterfacesRemoved and
 /// PropertiesChanged *before* calling GetManagedObjects, then feeds both here.
