@@ -48,19 +48,9 @@ struct EventLoopTests {
     func descriptorReadinessAndDeregistration() async throws {
         let loop = try EventLoop.start(name: "test-fds")
         defer { loop.stop() }
-        let (read, write) = try FileDescriptor.pipe()
-        defer {
-            read.close()
-            write.close()
-        }
-        try read.setNonBlocking()
-        let received = Recorder<[UInt8]>()
-        let registration = try loop.register(read, interest: .readable) { readiness in
-            guard readiness.contains(.readable) else { return }
-            var buffer = [UInt8](repeating: 0, count: 16)
-            let count = buffer.withUnsafeMutableBytes { (try? read.read(into: $0)) ?? 0 }
-            if count > 0 { received.append(Array(buffer[..<count])) }
-        }
+        let pipe = try WatchedPipe(on: loop)
+        defer { pipe.close() }
+        let (write, received, registration) = (pipe.write, pipe.received, pipe.registration)
         _ = try [UInt8]("ping".utf8).withUnsafeBytes { try write.write($0) }
         await received.wait(for: 1)
         #expect(received.values == [Array("ping".utf8)])
@@ -99,32 +89,27 @@ struct EventLoopTests {
     func jobsDoNotStarveDescriptors() async throws {
         let loop = try EventLoop.start(name: "test-starve")
         defer { loop.stop() }
-        let (read, write) = try FileDescriptor.pipe()
+        let pipe = try WatchedPipe(on: loop)
         defer {
-            read.close()
-            write.close()
+            loop.deregister(pipe.registration)
+            pipe.close()
         }
-        try read.setNonBlocking()
-        let served = Recorder<Int>()
-        let registration = try loop.register(read, interest: .readable) { _ in
-            var buffer = [UInt8](repeating: 0, count: 16)
-            let count = buffer.withUnsafeMutableBytes { (try? read.read(into: $0)) ?? 0 }
-            if count > 0 { served.append(count) }
-        }
-        defer { loop.deregister(registration) }
+        let (write, served) = (pipe.write, pipe.received)
         let stopJobs = Atomic<Bool>(false)
         let jobsRun = Atomic<Int>(0)
+        let started = Recorder<Int>()
         // Each job posts the next, as events published faster than the loop handles them do.
         @Sendable func job() {
-            jobsRun.add(1, ordering: .relaxed)
+            if jobsRun.add(1, ordering: .relaxed).newValue == 1 { started.append(1) }
             if !stopJobs.load(ordering: .relaxed) { loop.execute(job) }
         }
         loop.execute(job)
+        // The descriptor becomes readable only once the stream of jobs runs.
+        await started.wait(for: 1)
         _ = try [UInt8]("x".utf8).withUnsafeBytes { try write.write($0) }
         await served.wait(for: 1)
         stopJobs.store(true, ordering: .relaxed)
-        #expect(served.values == [1], "the readable descriptor was served while jobs kept coming")
-        #expect(jobsRun.load(ordering: .relaxed) > 0)
+        #expect(served.values == [Array("x".utf8)], "the readable descriptor was served while jobs kept coming")
     }
 
     @Test("after stop, queued jobs still run, later ones are refused and perform returns nil")
@@ -139,5 +124,30 @@ struct EventLoopTests {
         // The loop has stopped once the leftover job ran; the next post is refused.
         while loop.execute({}) { _ = await Task.yield() }
         #expect(await loop.perform { 1 } == nil)
+    }
+}
+
+/// A non-blocking pipe whose read end is watched on a loop: each read's bytes are recorded.
+struct WatchedPipe {
+    let read: FileDescriptor
+    let write: FileDescriptor
+    let received = Recorder<[UInt8]>()
+    let registration: EventLoop.Registration
+
+    init(on loop: EventLoop) throws {
+        (read, write) = try FileDescriptor.pipe()
+        try read.setNonBlocking()
+        let (read, received) = (self.read, self.received)
+        registration = try loop.register(read, interest: .readable) { readiness in
+            guard readiness.contains(.readable) else { return }
+            var buffer = [UInt8](repeating: 0, count: 16)
+            let count = buffer.withUnsafeMutableBytes { (try? read.read(into: $0)) ?? 0 }
+            if count > 0 { received.append(Array(buffer[..<count])) }
+        }
+    }
+
+    func close() {
+        read.close()
+        write.close()
     }
 }
