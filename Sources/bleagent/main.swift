@@ -13,6 +13,8 @@ SignalSource.block(Agent.handledSignals)
 // fail the write with EPIPE, not kill the agent (sockets already send with MSG_NOSIGNAL).
 // Children get the default disposition back before exec (clinux_spawn_owned).
 signal(SIGPIPE, SIG_IGN)
+// Large tables and replies are mapped and unmapped whole, so their history leaves no holes in the heap.
+LargeAllocations.mapAlone()
 
 let usage = """
     usage: bleagent [--config PATH] [--log-level LEVEL]

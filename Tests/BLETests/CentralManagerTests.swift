@@ -116,6 +116,31 @@ import Testing
         #expect(filters.first == .setDiscoveryFilter(DiscoveryFilter(uuids: [.heartRate])))
     }
 
+    @Test(
+        "a scan without duplicates reports a device again only when what it advertises changed, not for a change of its RSSI, alias or flags alone"
+    )
+    func aScanWithoutDuplicatesReportsEachChangeOfTheAdvertisementOnce() async throws {
+        let (manager, backend, _) = await poweredOn(connected: false, resolved: false)
+        var deduplicated = try manager.scanForPeripherals().makeAsyncIterator()
+        var everything = try manager.scanForPeripherals(options: ScanOptions(allowDuplicates: true)).makeAsyncIterator()
+        backend.send(FakeTree.deviceChanged(["RSSI": .int(-45), "AdvertisingFlags": .bytes([0x06])]))
+        #expect(await deduplicated.next()?.advertisement.isConnectable == true)
+        #expect(await everything.next()?.rssi == -45)
+        // Named, so a new alias does not change its local name; 0x02 is connectable like 0x06.
+        backend.send(
+            FakeTree.deviceChanged([
+                "RSSI": .int(-44), "Alias": .string("Kitchen"), "AdvertisingFlags": .bytes([0x02]),
+            ]))
+        #expect(await everything.next()?.rssi == -44)
+        backend.send(FakeTree.deviceChanged(["RSSI": .int(-43), "TxPower": .int(4)]))
+        #expect(await everything.next()?.rssi == -43)
+        let changed = await deduplicated.next()
+        #expect(changed?.rssi == -43 && changed?.advertisement.txPower == 4 && changed?.reportCount == 1)
+        backend.send(FakeTree.deviceChanged(["RSSI": .int(-42), "Name": .string("Renamed")]))
+        #expect(await everything.next()?.rssi == -42)
+        #expect(await deduplicated.next()?.name == "Renamed")
+    }
+
     func setPowered(_ powered: Bool, _ backend: FakeCentralBackend) {
         backend.send(
             .delta(

@@ -1,4 +1,5 @@
 import BLE
+import GATT
 import Testing
 
 @Suite struct ObjectTreeMirrorTests {
@@ -74,7 +75,7 @@ import Testing
             mirror.receive(.interfacesRemoved(path: device, interfaces: [BlueZInterface.device]), now: t0) == [
                 .removed(path: device, interface: BlueZInterface.device)
             ])
-        #expect(mirror.objects[device] == nil)
+        #expect(mirror.interfaces(at: device) == nil)
     }
 
     @Test func aCharacteristicValueSignalledAgainWithTheSameBytesIsReportedEachTime() {
@@ -116,7 +117,7 @@ import Testing
         let delta = ObjectTreeDelta.propertiesChanged(
             path: device, interface: BlueZInterface.device, changed: ["RSSI": .int(-40)], invalidated: [])
         #expect(mirror.receive(delta, now: t0) == [.needsRefresh(path: device, interface: BlueZInterface.device)])
-        #expect(mirror.objects.isEmpty)
+        #expect(mirror.objectCount == 0)
     }
 
     @Test func staleUnconnectedDevicesAndTheirChildrenAreDroppedButConnectedOnesKept() {
@@ -134,8 +135,8 @@ import Testing
                 .removed(path: device, interface: BlueZInterface.device),
                 .removed(path: device + "/service0001", interface: BlueZInterface.gattService),
             ])
-        #expect(mirror.objects[connected] != nil)
-        #expect(mirror.objects[adapter] != nil)
+        #expect(mirror.interfaces(at: connected) != nil)
+        #expect(mirror.interfaces(at: adapter) != nil)
     }
 
     @Test func hearingFromADeviceKeepsItFresh() {
@@ -204,6 +205,87 @@ import Testing
         #expect(mirror.devicePath(for: id) == device)
         #expect(mirror.services(ofDeviceAt: device).map(\.uuid) == [.heartRate])
         #expect(mirror.characteristics(ofServiceAt: service).map(\.uuid) == [.heartRateMeasurement])
+    }
+
+    @Test("a device's newest Device1 properties are all read back as sent, the kept ones only, once each")
+    func aDevicesNewestPropertiesAreReadBackAsSent() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.applySnapshot(snapshot, now: t0)
+        let heard: PropertyMap = [
+            "RSSI": .int(-47), "Name": .string("Sensor 4"), "Alias": .string("Sensor 4"),
+            "ManufacturerData": .dictionary([.uint(0x0059): .bytes([9, 8])]),
+            "ServiceData": .dictionary([.string("fcd2"): .bytes([0x40])]), "Bonded": .bool(false),
+            "UUIDs": .array([.string("0000180d-0000-1000-8000-00805f9b34fb"), .string("1234")]),
+        ]
+        let changes = mirror.receive(
+            .propertiesChanged(
+                path: device, interface: BlueZInterface.device, changed: heard, invalidated: ["TxPower"]),
+            now: t0)
+        #expect(
+            changes == [
+                .changed(
+                    path: device, interface: BlueZInterface.device,
+                    keys: ["Alias", "ManufacturerData", "Name", "RSSI", "ServiceData", "UUIDs"])
+            ])
+        var expected = deviceProperties(rssi: -47)
+        for (key, value) in heard where key != "Bonded" { expected[key] = value }
+        #expect(mirror.properties(at: device, interface: BlueZInterface.device) == expected)
+        #expect(mirror.interfaces(at: device) == [BlueZInterface.device: expected])
+        let model = mirror.device(at: device)
+        #expect(model?.rssi == -47 && model?.advertisement.localName == "Sensor 4")
+        #expect(model?.advertisement.manufacturerData == [0x0059: [9, 8]])
+        #expect(model?.advertisement.serviceData == [BluetoothUUID(uuid16: 0xFCD2): [0x40]])
+        #expect(model?.advertisement.serviceUUIDs == [.heartRate, BluetoothUUID(uuid16: 0x1234)])
+    }
+
+    @Test("a change of a kept property the typed view does not show (Alias, AdvertisingFlags) is still reported")
+    func changesOfPropertiesOutsideTheTypedViewAreReported() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.applySnapshot(snapshot, now: t0)
+        let before = mirror.device(at: device)
+        for (key, value) in [("Alias", PropertyValue.string("AA-BB-CC-DD-EE-FF")), ("AdvertisingFlags", .bytes([0]))] {
+            let changed = ObjectTreeDelta.propertiesChanged(
+                path: device, interface: BlueZInterface.device, changed: [key: value], invalidated: [])
+            #expect(
+                mirror.receive(changed, now: t0) == [
+                    .changed(path: device, interface: BlueZInterface.device, keys: [key])
+                ])
+            #expect(mirror.receive(changed, now: t0).isEmpty, "the same value again is no change")
+            #expect(mirror.properties(at: device, interface: BlueZInterface.device)?[key] == value)
+        }
+        #expect(mirror.device(at: device)?.advertisement.localName == before?.advertisement.localName)
+        #expect(mirror.device(at: device)?.advertisement.isConnectable == false)
+    }
+
+    @Test("objects listing the same property-less interfaces (as bluetoothd lists every device) keep their own changes")
+    func objectsWithTheSameInterfacesKeepTheirOwnChanges() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.applySnapshot(snapshot, now: t0)
+        let other = "/org/bluez/hci0/dev_11_22_33_44_55_66"
+        let standard: InterfaceMap = [
+            "org.freedesktop.DBus.Introspectable": [:], "org.freedesktop.DBus.Properties": [:],
+        ]
+        for path in [device, other] {
+            var interfaces = standard
+            interfaces[BlueZInterface.device] = ["Address": .string(path == device ? "AA:BB:CC:DD:EE:FF" : "11:22")]
+            _ = mirror.receive(.interfacesAdded(path: path, interfaces: interfaces), now: t0)
+        }
+        let battery = "org.bluez.Battery1"
+        _ = mirror.receive(.interfacesAdded(path: other, interfaces: [battery: ["Percentage": .uint(90)]]), now: t0)
+        _ = mirror.receive(
+            .propertiesChanged(path: other, interface: battery, changed: ["Percentage": .uint(80)], invalidated: []),
+            now: t0)
+        #expect(mirror.interfaces(at: other)?[battery] == ["Percentage": .uint(80)])
+        #expect(mirror.interfaces(at: device)?[battery] == nil)
+        #expect(
+            mirror.interfaces(at: device)?.keys.sorted() == (Array(standard.keys) + [BlueZInterface.device]).sorted())
+        _ = mirror.receive(.interfacesRemoved(path: other, interfaces: [battery]), now: t0)
+        _ = mirror.receive(
+            .interfacesRemoved(path: device, interfaces: ["org.freedesktop.DBus.Properties", BlueZInterface.device]),
+            now: t0)
+        #expect(mirror.interfaces(at: device) == ["org.freedesktop.DBus.Introspectable": [:]])
+        #expect(mirror.interfaces(at: other)?.count == 3)
+        #expect(mirror.properties(at: other, interface: BlueZInterface.device) == ["Address": .string("11:22")])
     }
 
     @Test func aSnapshotArrivingWhileLoadedKeepsWhatNewerDeltasChanged() {

@@ -134,4 +134,17 @@ import Testing
         #expect(map != [0x0006: [4], 0x0059: [3]])  // order matters
         #expect(map == [0x0059: [3], 0x0006: [4]])
     }
+
+    @Test func largeOrderedMapsFindRemoveAndKeepOrderPastTheirIndexThreshold() {
+        var map = OrderedMap((0..<40).map { (UInt16($0) * 3, [UInt8($0)]) })
+        #expect(map.count == 40 && map[39 * 3] == [39] && map[1] == nil)
+        map[30] = nil
+        map[30] = [99]
+        map[0] = [100]
+        let kept: [UInt16] = (0..<40).filter { $0 != 10 }.map { UInt16($0) * 3 }
+        #expect(map.keys == kept + [30])
+        #expect(map[30] == [99] && map[0] == [100] && map[33] == [11])
+        for key in map.keys where key != 0 { map[key] = nil }
+        #expect(map == [0: [100]])
+    }
 }

@@ -46,6 +46,21 @@ import Testing
         #expect(nus.high == 0x6E40_0001_B5A3_F393 && nus.low == 0xE0A9_E50E_24DC_CA9E)
     }
 
+    @Test func theCanonicalParserTakesOnlyTheFormBlueZWrites() throws {
+        let text = "e95d9250-251d-470a-a062-fa1922dfa9a8"
+        let uuid = try #require(BluetoothUUID.canonical(text))
+        #expect(uuid == BluetoothUUID(text) && uuid.uuidString == text)
+        #expect(BluetoothUUID.canonical("0000180d-0000-1000-8000-00805f9b34fb") == .heartRate)
+        for other in [
+            "E95D9250-251D-470A-A062-FA1922DFA9A8", "180d", "0x180d", "e95d9250251d470aa062fa1922dfa9a8",
+            "e95d9250-251d-470a-a062-fa1922dfa9a", "e95d9250-251d-470a-a062-fa1922dfa9a80",
+            "e95d9250-251d-470a-a062+fa1922dfa9a8",
+            "e95d9250-251d-470a-a062-fa1922dfa9ag", "",
+        ] {
+            #expect(BluetoothUUID.canonical(other) == nil, "\(other)")
+        }
+    }
+
     @Test func littleEndianBytesAsInADAndATT() throws {
         // 0x180D travels as 0D 18.
         #expect(BluetoothUUID.heartRate.littleEndianBytes == [0x0D, 0x18])

@@ -166,5 +166,8 @@ struct JSONRoundTripTests {
         #expect(reply.serialized() == expected)
         #expect(try JSON(parsing: array.serialized()) == array)
         #expect(try JSON(parsing: array.serialized(.pretty)) == array)
+        for value in [reply, small, array, .string("é\n")] {
+            #expect(value.serializedLine() == Array((value.serialized() + "\n").utf8), "one JSON Lines record")
+        }
     }
 }

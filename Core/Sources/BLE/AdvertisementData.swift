@@ -85,13 +85,17 @@ public struct AdvertisementData: Hashable, Sendable {
             case "TxPower":
                 txPower = properties["TxPower"]?.intValue.map { Int($0) }
             case "AdvertisingFlags":
-                isConnectable = properties["AdvertisingFlags"]?.bytesValue?.first.map {
-                    !AdvertisingFlags(rawValue: $0).isDisjoint(with: [.generalDiscoverable, .limitedDiscoverable])
-                }
+                isConnectable = properties["AdvertisingFlags"]?.bytesValue?.first.map(Self.isConnectable(flags:))
             default:
                 break
             }
         }
+    }
+
+    /// Whether advertising flags (the first byte of Device1.AdvertisingFlags) mark a connectable device: one
+    /// in general or limited discoverable mode.
+    static func isConnectable(flags: UInt8) -> Bool {
+        !AdvertisingFlags(rawValue: flags).isDisjoint(with: [.generalDiscoverable, .limitedDiscoverable])
     }
 
     /// BlueZ sets Alias to the address with ':' replaced by '-' when a device

@@ -185,7 +185,7 @@ extension CentralManager {
     /// Puts the discovery of the device at `path` in every matching scan's
     /// queue (one advertisement report), if the device is of our adapter.
     func reportDiscovery(_ path: String, state: inout State) {
-        guard let (device, id) = state.mirror.deviceAndIdentifier(at: path) else { return }
+        guard let (device, id, version) = state.mirror.deviceReport(at: path) else { return }
         guard state.isInScope(device) else {
             state.statistics.otherAdapterReports += 1
             return
@@ -195,7 +195,8 @@ extension CentralManager {
         // Each scan is updated in place: holding a copy of a scanner (or of the scanners' keys) while
         // its `reported` map changes would copy the whole map, every device's entry, per report.
         for token in state.scannerTokens {
-            guard state.scanners[token]?.admits(device, at: path) == true, let queue = state.scanners[token]?.queue
+            guard state.scanners[token]?.admits(device, version: version, at: path) == true,
+                let queue = state.scanners[token]?.queue
             else { continue }
             let found =
                 discovery

@@ -115,9 +115,9 @@ public final class CentralManager: Sendable {
         var filter: ScanFilter
         let queue: AsyncQueue<CoalescingBuffer<PeripheralIdentifier, Discovery>>
         let ending: ScanEnding
-        /// What was last reported per device path (without duplicates only);
-        /// entries go with the device, so it is bounded like the mirror.
-        var reported: [String: AdvertisementData] = [:]
+        /// Which advertisement was last reported per device path (without duplicates only): the device's
+        /// ``DeviceEntry/advertisementVersion``; entries go with the device, so it is bounded like the mirror.
+        var reported: [String: UInt64] = [:]
 
         /// The queue's counters once it ends (nothing waits any more).
         var endedCounters: QueueCounters {
@@ -126,16 +126,15 @@ public final class CentralManager: Sendable {
             return counters
         }
 
-        /// Whether a report of `device` (at `path`) goes to this scan: it passes the filter and,
-        /// without duplicates, differs from what was last reported for the path (then recorded).
-        /// Called in place (`scanners[token]?.admits(...)`), so `reported` is updated without a copy.
-        mutating func admits(_ device: DeviceModel, at path: String) -> Bool {
+        /// Whether a report of `device` (at `path`, its advertisement at `version`) goes to this scan: it passes
+        /// the filter and, without duplicates, its advertisement changed since it was last reported for the path
+        /// (then recorded). Called in place (`scanners[token]?.admits(...)`), so `reported` is updated without a
+        /// copy.
+        mutating func admits(_ device: DeviceModel, version: UInt64, at path: String) -> Bool {
             guard filter.matches(address: device.address, rssi: device.rssi, advertisement: device.advertisement)
             else { return false }
             guard !filter.options.allowDuplicates else { return true }
-            if reported[path] == device.advertisement { return false }
-            reported[path] = device.advertisement
-            return true
+            return reported.updateValue(version, forKey: path) != version
         }
     }
 

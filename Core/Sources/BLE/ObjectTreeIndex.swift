@@ -58,31 +58,39 @@ struct ObjectTreeIndex: Sendable {
     }
 }
 
-/// What the index keeps per device, in one entry so a signal looks it up once.
+/// What the index keeps per device, in one entry so a signal looks it up once:
+/// its Device1 properties (the mirror's one copy of them) and what is derived
+/// from them and its adapter.
 struct DeviceEntry: Sendable {
     /// Device1.Adapter (else the parent path).
     var adapter: String
-    /// Device1.Connected.
-    var connected = false
-    /// Neither connected nor paired: subject to expiry.
-    var prunable = true
-    /// The typed view, when the device is complete (it has an Address).
-    var model: DeviceModel?
-    /// Its identifier, when its adapter's address is known too.
+    /// Its Device1 properties.
+    var properties: DeviceProperties
+    /// Its identifier, when it has an address and its adapter's address is known.
     var identifier: PeripheralIdentifier?
+    /// Counts the changes of what it advertises (``DeviceProperties/advertisement``): a scan without duplicates
+    /// remembers this, not the advertisement, to report each change once.
+    var advertisementVersion: UInt64 = 0
 
-    /// The device was heard with Device1 `properties`, `keys` of them
-    /// changed: the typed view reads again what depends on them. Returns
-    /// whether it is prunable and whether its identity (address, type) may
-    /// have changed.
-    mutating func heard(_ path: String, _ properties: PropertyMap, keys: [String]) -> (Bool, Bool) {
-        guard !keys.isEmpty else { return (prunable, false) }
-        guard model != nil, properties["Address"] != nil else {
-            model = DeviceModel(path: path, adapterPath: adapter, device1: properties)
-            return (prunable, true)
-        }
-        model?.update(adapterPath: adapter, device1: properties, keys: keys)
-        return (prunable, keys.contains { $0 == "Address" || $0 == "AddressType" })
+    /// Sets `changed` and removes `invalidated` (see ``DeviceProperties/apply(_:_:)``); returns the keys whose
+    /// value changed, and counts a change of the advertisement.
+    mutating func apply(_ changed: PropertyMap, _ invalidated: [String]) -> [String] {
+        guard
+            changed.keys.contains(where: DeviceProperties.affectsAdvertisement)
+                || invalidated.contains(where: DeviceProperties.affectsAdvertisement)
+        else { return properties.apply(changed, invalidated) }
+        let before = properties.advertisement
+        let keys = properties.apply(changed, invalidated)
+        if !keys.isEmpty && properties.advertisement != before { advertisementVersion &+= 1 }
+        return keys
+    }
+
+    /// Neither connected nor paired: subject to expiry.
+    var prunable: Bool { !properties.isConnected && !properties.isPaired }
+
+    /// The typed view of the device at `path`, when it is complete (it has an Address).
+    func model(at path: String) -> DeviceModel? {
+        properties.model(path: path, adapterPath: adapter)
     }
 }
 
@@ -137,7 +145,7 @@ extension ObjectTreeMirror {
             index.adapters.insert(path)
             refreshIdentifiers(ofAdapter: path)
         case BlueZInterface.device:
-            deviceChanged(path, properties, keys: nil, now: now)
+            deviceAdded(path, DeviceProperties(properties), now: now)
         case BlueZInterface.gattService:
             index.services.set(path, properties)
         case BlueZInterface.gattCharacteristic:
@@ -149,16 +157,14 @@ extension ObjectTreeMirror {
         }
     }
 
-    /// Properties `keys` of `interface` at `path` changed, to `properties`
-    /// (no keys: the device was heard all the same).
+    /// Properties `keys` of `interface` (not Device1: ``deviceChanged(_:keys:now:)``)
+    /// at `path` changed, to `properties`.
     mutating func indexChanged(
         _ path: String, _ interface: String, _ properties: PropertyMap, keys: [String], now: BLEInstant
     ) {
         switch interface {
         case BlueZInterface.adapter where keys.contains("Address"):
             refreshIdentifiers(ofAdapter: path)
-        case BlueZInterface.device:
-            deviceChanged(path, properties, keys: keys, now: now)
         case BlueZInterface.gattService where index.services.isAffected(by: keys):
             index.services.set(path, properties)
         case BlueZInterface.gattCharacteristic where index.characteristics.isAffected(by: keys):
@@ -189,41 +195,44 @@ extension ObjectTreeMirror {
         }
     }
 
-    /// Brings the device's entry up to date after its Device1 changed `keys`
-    /// (nil: it appeared; none: it was heard, nothing changed): adapter,
-    /// link, recency, typed view, identifier. An advertisement (no change of
-    /// adapter, link or pairing) looks the entry up once.
-    private mutating func deviceChanged(_ path: String, _ properties: PropertyMap, keys: [String]?, now: BLEInstant) {
-        if let keys, !keys.contains(where: { $0 == "Adapter" || $0 == "Connected" || $0 == "Paired" }) {
-            guard let (prunable, identityChanged) = index.devices[path]?.heard(path, properties, keys: keys) else {
-                return
-            }
+    /// Device1 appeared at `path` with `properties`: its entry, the indices by adapter and link, recency, identifier.
+    private mutating func deviceAdded(_ path: String, _ properties: DeviceProperties, now: BLEInstant) {
+        forgetDevice(path)
+        let adapter = properties.adapterPath ?? ObjectTreeIndex.parent(of: path) ?? "/"
+        let entry = DeviceEntry(adapter: adapter, properties: properties)
+        index.devicesByAdapter[adapter, default: []].insert(path)
+        if properties.isConnected { index.connectedDevices.insert(path) }
+        index.devices[path] = entry
+        if entry.prunable { recency.touch(path, at: now) }
+        refreshIdentifier(path)
+    }
+
+    /// The device at `path` was heard and its Device1 properties `keys`
+    /// changed (none: heard all the same): recency, identifier and, when its
+    /// adapter, link or pairing changed, the indices by those. An
+    /// advertisement (no change of adapter, link or pairing) looks the entry
+    /// up once.
+    mutating func deviceChanged(_ path: String, keys: [String], now: BLEInstant) {
+        if !keys.contains(where: { $0 == "Adapter" || $0 == "Connected" || $0 == "Paired" }) {
+            guard let prunable = index.devices[path]?.prunable else { return }
             if prunable { recency.touch(path, at: now) }
-            if identityChanged { refreshIdentifier(path) }
+            if keys.contains(where: { $0 == "Address" || $0 == "AddressType" }) { refreshIdentifier(path) }
             return
         }
-        let adapter = properties["Adapter"]?.stringValue ?? ObjectTreeIndex.parent(of: path) ?? "/"
-        let connected = properties["Connected"]?.boolValue ?? false
-        let prunable = !connected && properties["Paired"]?.boolValue != true
-        let existing = index.devices.removeValue(forKey: path)
-        var entry = existing ?? DeviceEntry(adapter: adapter)
-        if existing?.adapter != adapter {
-            if let previous = existing?.adapter { index.devicesByAdapter[previous]?.remove(path) }
+        guard let entry = index.devices[path] else { return }
+        let adapter = entry.properties.adapterPath ?? ObjectTreeIndex.parent(of: path) ?? "/"
+        if entry.adapter != adapter {
+            index.devicesByAdapter[entry.adapter]?.remove(path)
+            if index.devicesByAdapter[entry.adapter]?.isEmpty == true { index.devicesByAdapter[entry.adapter] = nil }
             index.devicesByAdapter[adapter, default: []].insert(path)
+            index.devices[path]?.adapter = adapter
         }
-        if existing == nil || existing?.connected != connected {
-            if connected { index.connectedDevices.insert(path) } else { index.connectedDevices.remove(path) }
-        }
-        entry.adapter = adapter
-        entry.connected = connected
-        entry.prunable = prunable
-        if let keys, existing != nil {
-            _ = entry.heard(path, properties, keys: keys)
+        if entry.properties.isConnected {
+            index.connectedDevices.insert(path)
         } else {
-            entry.model = DeviceModel(path: path, adapterPath: adapter, device1: properties)
+            index.connectedDevices.remove(path)
         }
-        index.devices[path] = entry
-        if prunable { recency.touch(path, at: now) } else { recency.remove(path) }
+        if entry.prunable { recency.touch(path, at: now) } else { recency.remove(path) }
         refreshIdentifier(path)
     }
 
@@ -244,7 +253,7 @@ extension ObjectTreeMirror {
     private mutating func refreshIdentifier(_ path: String) {
         guard let entry = index.devices[path] else { return }
         var identifier: PeripheralIdentifier?
-        if let model = entry.model,
+        if let model = entry.model(at: path),
             let adapterAddress = objects[model.adapterPath]?[BlueZInterface.adapter]?["Address"]?.stringValue
         {
             identifier = PeripheralIdentifier(

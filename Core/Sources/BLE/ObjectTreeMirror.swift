@@ -3,8 +3,10 @@
 /// updated in place, with indices kept beside it (the children of each
 /// path, the services of a device, the characteristics of a service, the
 /// descriptors of a characteristic, the devices of an adapter, identifier ↔
-/// path, the typed view of each device), so a signal costs in proportion to
-/// what it changes and no query walks the tree.
+/// path), so a signal costs in proportion to what it changes and no query
+/// walks the tree. Each device is kept once: its Device1 properties, typed,
+/// in its index entry (``DeviceProperties``), from which its ``DeviceModel``
+/// is read when asked.
 ///
 /// The shell subscribes to InterfacesAdded, InterfacesRemoved and
 /// PropertiesChanged *before* calling GetManagedObjects, then feeds both here.
@@ -83,28 +85,17 @@ public struct ObjectTreeMirror: Sendable {
     /// The Device1 properties the mirror keeps: those the BLE layer reads.
     /// The others (Bonded, Trusted, Blocked, LegacyPairing, Class, Icon,
     /// Appearance, Modalias, WakeAllowed, Sets, ...) are dropped as they
-    /// arrive, which keeps a device's properties in the smallest table (a
-    /// device costs about 2 KiB with its indices).
-    public static let mirroredDeviceProperties: Set<String> = [
-        "Address", "AddressType", "Name", "Alias", "Paired", "Connected", "ServicesResolved", "RSSI", "TxPower",
-        "UUIDs", "ManufacturerData", "ServiceData", "AdvertisingFlags", "Adapter",
-    ]
-
-    /// Whether a Device1 property is kept (a switch: no hashing per report).
-    static func isMirrored(_ key: String) -> Bool {
-        switch key {
-        case "RSSI", "ManufacturerData", "ServiceData", "TxPower", "Name", "Alias", "UUIDs", "Connected",
-            "ServicesResolved", "Paired", "Address", "AddressType", "AdvertisingFlags", "Adapter":
-            true
-        default:
-            false
-        }
-    }
+    /// arrive. The kept ones are held typed, once per device
+    /// (``DeviceProperties``), and read back exactly as sent with
+    /// ``properties(at:interface:)``.
+    public static let mirroredDeviceProperties = Set(DeviceProperties.names)
 
     /// The limits.
     public let limits: Limits
-    /// Every mirrored object: path, interface, properties.
-    public internal(set) var objects: ObjectTreeSnapshot = [:]
+    /// Every mirrored object: path, interface, properties. A device's Device1
+    /// is listed here with no properties: they are kept typed, once, in its
+    /// ``DeviceEntry`` (``properties(at:interface:)`` gives them back).
+    private(set) var objects: ObjectTreeSnapshot = [:]
     /// Whether a snapshot has been applied since the last ``reset()``.
     public private(set) var isLoaded = false
     /// How many snapshots (GetManagedObjects replies) have been applied.
@@ -117,6 +108,9 @@ public struct ObjectTreeMirror: Sendable {
     var index = ObjectTreeIndex()
     /// Unconnected, unpaired devices by when they were last heard.
     var recency = RecencyList<String>()
+    /// Interface maps whose interfaces hold no properties here, one copy per
+    /// set of names, shared by every object with that set (``shareInterfaces(at:)``).
+    private var sharedInterfaceMaps: [InterfaceMap] = []
     private var buffered: [(delta: ObjectTreeDelta, serial: UInt32?)] = []
     private var snapshotsPending = 0
     /// While a snapshot is pending: paths live deltas changed, with the newest serial.
@@ -138,6 +132,7 @@ public struct ObjectTreeMirror: Sendable {
             (objects[path]?.keys.sorted() ?? []).map { ObjectTreeChange.removed(path: path, interface: $0) }
         }
         objects = [:]
+        sharedInterfaceMaps = []
         index = ObjectTreeIndex()
         recency.removeAll()
         buffered = []
@@ -278,7 +273,9 @@ public struct ObjectTreeMirror: Sendable {
                 continue
             }
             if additive { continue }
-            let invalidated = present.keys.filter { properties[$0] == nil }
+            let presentKeys =
+                interface == BlueZInterface.device ? index.devices[path]?.properties.keys ?? [] : Array(present.keys)
+            let invalidated = presentKeys.filter { properties[$0] == nil }
             changes += apply(
                 .propertiesChanged(path: path, interface: interface, changed: properties, invalidated: invalidated),
                 now: now, live: false)
@@ -292,10 +289,16 @@ public struct ObjectTreeMirror: Sendable {
             return add(path, interfaces, now: now)
         case .interfacesRemoved(let path, let interfaces):
             return remove(path, interfaces.sorted())
-        case .propertiesChanged(let path, let interface, var changed, let invalidated):
-            if interface == BlueZInterface.device && !changed.keys.allSatisfy(Self.isMirrored) {
-                changed = changed.filter { Self.isMirrored($0.key) }
+        case .propertiesChanged(let path, BlueZInterface.device, let changed, let invalidated):
+            // One access to the device's properties: updated in place, the changed keys back.
+            guard let keys = index.devices[path]?.apply(changed, invalidated) else {
+                counters.unknownObjectSignals += 1
+                return [.needsRefresh(path: path, interface: BlueZInterface.device)]
             }
+            deviceChanged(path, keys: keys, now: now)
+            guard !keys.isEmpty else { return [] }
+            return [.changed(path: path, interface: BlueZInterface.device, keys: keys.sorted())]
+        case .propertiesChanged(let path, let interface, let changed, let invalidated):
             // One access to the object's properties: updated in place, the changed keys and the result back.
             guard let (changedKeys, properties) = objects[path]?[interface]?.apply(changed, invalidated) else {
                 counters.unknownObjectSignals += 1
@@ -320,10 +323,14 @@ public struct ObjectTreeMirror: Sendable {
             index.link(path, in: objects)
         }
         for interface in interfaces.keys.sorted() {
-            guard var properties = interfaces[interface] else { continue }
-            if interface == BlueZInterface.device { properties = properties.filter { Self.isMirrored($0.key) } }
+            guard let properties = interfaces[interface] else { continue }
+            if interface == BlueZInterface.device, let keys = index.devices[path]?.apply(properties, []) {
+                deviceChanged(path, keys: keys, now: now)
+                if !keys.isEmpty { changes.append(.changed(path: path, interface: interface, keys: keys.sorted())) }
+                continue
+            }
             guard let (keys, merged) = objects[path]?[interface]?.apply(properties, []) else {
-                objects[path]?[interface] = properties
+                objects[path]?[interface] = interface == BlueZInterface.device ? [:] : properties
                 indexAdded(path, interface, properties, now: now)
                 changes.append(.added(path: path, interface: interface))
                 continue
@@ -331,7 +338,25 @@ public struct ObjectTreeMirror: Sendable {
             indexChanged(path, interface, merged, keys: keys, now: now)
             if !keys.isEmpty { changes.append(.changed(path: path, interface: interface, keys: keys.sorted())) }
         }
+        shareInterfaces(at: path)
         return changes
+    }
+
+    /// Lets the object at `path` share its interface map when none of its
+    /// interfaces holds properties here: a device's Device1 is kept in the
+    /// index, and bluetoothd lists Introspectable and Properties with none, so
+    /// every device would otherwise hold its own copy of the same three names.
+    /// At most 8 such maps are kept; a change to one object's map copies it
+    /// for that object only.
+    private mutating func shareInterfaces(at path: String) {
+        guard let interfaces = objects[path], !interfaces.isEmpty, interfaces.values.allSatisfy(\.isEmpty) else {
+            return
+        }
+        if let shared = sharedInterfaceMaps.first(where: { $0 == interfaces }) {
+            objects[path] = shared
+        } else if sharedInterfaceMaps.count < 8 {
+            sharedInterfaceMaps.append(interfaces)
+        }
     }
 
     private mutating func remove(_ path: String, _ interfaces: [String]) -> [ObjectTreeChange] {
@@ -343,6 +368,8 @@ public struct ObjectTreeMirror: Sendable {
         if objects[path]?.isEmpty == true {
             objects[path] = nil
             index.unlink(path, in: objects)
+        } else if !changes.isEmpty {
+            shareInterfaces(at: path)
         }
         return changes
     }

@@ -59,26 +59,26 @@ extension DeviceModel {
             paired: properties["Paired"]?.boolValue ?? false,
             advertisement: AdvertisementData(device1: properties))
     }
-
-    /// Reads again what depends on the Device1 properties `keys`.
-    mutating func update(adapterPath: String, device1 properties: PropertyMap, keys: [String]) {
-        self.adapterPath = adapterPath
-        for key in keys {
-            switch key {
-            case "Address": address = properties["Address"]?.stringValue ?? address
-            case "AddressType": addressType = properties["AddressType"]?.stringValue == "random" ? .random : .public
-            case "RSSI": rssi = properties["RSSI"]?.intValue.map { Int($0) }
-            case "Connected": connected = properties["Connected"]?.boolValue ?? false
-            case "ServicesResolved": servicesResolved = properties["ServicesResolved"]?.boolValue ?? false
-            case "Paired": paired = properties["Paired"]?.boolValue ?? false
-            default: break
-            }
-        }
-        advertisement.update(device1: properties, keys: keys)
-    }
 }
 
 extension ObjectTreeMirror {
+    /// The properties of `interface` at `path` as BlueZ sent them (of Device1, those the mirror keeps:
+    /// ``mirroredDeviceProperties``), if the mirror holds it.
+    public func properties(at path: String, interface: String) -> PropertyMap? {
+        guard interface == BlueZInterface.device else { return objects[path]?[interface] }
+        return index.devices[path]?.properties.propertyMap
+    }
+
+    /// The interfaces at `path` with their properties (as ``properties(at:interface:)`` gives them), if the
+    /// mirror holds an object there.
+    public func interfaces(at path: String) -> InterfaceMap? {
+        guard var interfaces = objects[path] else { return nil }
+        if interfaces[BlueZInterface.device] != nil {
+            interfaces[BlueZInterface.device] = index.devices[path]?.properties.propertyMap
+        }
+        return interfaces
+    }
+
     /// The adapters, by path.
     public var adapters: [AdapterModel] {
         index.adapters.sorted().compactMap { path in
@@ -92,33 +92,33 @@ extension ObjectTreeMirror {
 
     /// The device at `path`, if mirrored and complete (it has an address).
     public func device(at path: String) -> DeviceModel? {
-        index.devices[path]?.model
+        index.devices[path]?.model(at: path)
     }
 
     /// Every complete device, by path.
     public var devices: [DeviceModel] {
-        index.devices.keys.sorted().compactMap { index.devices[$0]?.model }
+        index.devices.keys.sorted().compactMap { index.devices[$0]?.model(at: $0) }
     }
 
     /// The complete devices of the adapter at `adapterPath`, by path.
     public func devices(ofAdapter adapterPath: String) -> [DeviceModel] {
-        (index.devicesByAdapter[adapterPath] ?? []).sorted().compactMap { index.devices[$0]?.model }
+        (index.devicesByAdapter[adapterPath] ?? []).sorted().compactMap { index.devices[$0]?.model(at: $0) }
     }
 
     /// The connected devices (Device1.Connected), by path.
     public var connectedDevices: [DeviceModel] {
-        index.connectedDevices.sorted().compactMap { index.devices[$0]?.model }
+        index.connectedDevices.sorted().compactMap { index.devices[$0]?.model(at: $0) }
     }
 
     /// How many devices (complete or not) the mirror holds.
     public var deviceCount: Int { index.devices.count }
 
-    /// The typed view and the identifier of the device at `path`, in one lookup.
-    func deviceAndIdentifier(at path: String) -> (DeviceModel, PeripheralIdentifier)? {
-        guard let entry = index.devices[path], let model = entry.model, let identifier = entry.identifier else {
-            return nil
-        }
-        return (model, identifier)
+    /// The typed view and the identifier of the device at `path`, with the
+    /// count of changes of its advertisement (``DeviceEntry/advertisementVersion``), in one lookup.
+    func deviceReport(at path: String) -> (DeviceModel, PeripheralIdentifier, advertisementVersion: UInt64)? {
+        guard let entry = index.devices[path], let identifier = entry.identifier, let model = entry.model(at: path)
+        else { return nil }
+        return (model, identifier, entry.advertisementVersion)
     }
 
     /// The stable identifier of the device at `path` (needs its adapter's address).

@@ -12,8 +12,11 @@ import GATT
 /// restart. A device using a resolvable private address is named by the
 /// identity address BlueZ reports once bonded (Device1.Address).
 public struct PeripheralIdentifier: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The UUID's 128 bits, held inline (an identifier keys every device table, so it allocates nothing).
+    let uuid: BluetoothUUID
+
     /// The UUID's 128 bits, most significant first.
-    public let bytes: [UInt8]
+    public var bytes: [UInt8] { uuid.bigEndianBytes }
 
     /// The namespace UUID of bleagent peripheral identifiers,
     /// `8c1f3a52-6d0e-4b7a-9f43-2e5b0c6a9d17`.
@@ -33,34 +36,24 @@ public struct PeripheralIdentifier: Hashable, Comparable, Sendable, CustomString
         var digest = Array(SHA1.digest(namespace + name).prefix(16))
         digest[6] = (digest[6] & 0x0F) | 0x50
         digest[8] = (digest[8] & 0x3F) | 0x80
-        self.bytes = digest
+        self.uuid = .fromBytes(digest)
     }
 
     /// Parses the 36-character text form (any case).
     public init?(_ text: String) {
         guard let uuid = BluetoothUUID(text), text.count == 36 else { return nil }
-        self.bytes = uuid.bigEndianBytes
+        self.uuid = uuid
     }
 
     /// The lowercase 36-character text form.
-    public var uuidString: String { BluetoothUUID.fromBytes(bytes).uuidString }
+    public var uuidString: String { uuid.uuidString }
 
     /// The text form.
     public var description: String { uuidString }
 
-    /// Orders by the bytes.
+    /// Orders by the bytes (most significant first).
     public static func < (lhs: PeripheralIdentifier, rhs: PeripheralIdentifier) -> Bool {
-        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
-    }
-
-    /// Equal when the bytes are.
-    public static func == (lhs: PeripheralIdentifier, rhs: PeripheralIdentifier) -> Bool {
-        lhs.bytes == rhs.bytes
-    }
-
-    /// Hashes the 16 bytes in one piece (identifiers key the device tables).
-    public func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        lhs.uuid < rhs.uuid
     }
 }
 

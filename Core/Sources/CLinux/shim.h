@@ -1,5 +1,5 @@
 // Linux declarations that Swift's Glibc module does not import, for the IO
-// module: epoll (through helpers, so Swift never sees the packed struct
+// module: mallopt, epoll (through helpers, so Swift never sees the packed struct
 // epoll_event), signalfd, eventfd, pidfd_open, the SO_PEERCRED result (struct
 // ucred needs _GNU_SOURCE), and a fork/exec that can give the child a
 // parent-death signal.
@@ -7,6 +7,7 @@
 #define CLINUX_SHIM_H
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -28,6 +29,12 @@ static inline int clinux_pidfd_open(pid_t pid) {
 /// pidfd_send_signal(2): `signal` to the process of `pidfd` (never to a reused pid); -1 with errno on failure.
 static inline int clinux_pidfd_send_signal(int pidfd, int signal) {
     return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, 0, 0);
+}
+
+/// mallopt(M_MMAP_THRESHOLD, bytes): allocations of at least `bytes` get a mapping of their own, and glibc no
+/// longer raises the threshold by itself. Returns 1 on success.
+static inline int clinux_set_mmap_threshold(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes);
 }
 
 /// Names the calling thread (at most 15 bytes are kept) for ps, top and debuggers.

@@ -6,6 +6,34 @@ extension BluetoothUUID {
         self = uuid
     }
 
+    /// Parses only the canonical form ``uuidString`` writes (lowercase
+    /// 8-4-4-4-12 hex digits, as BlueZ reports UUIDs), without allocating;
+    /// nil for any other text, even another form of a UUID.
+    public static func canonical(_ text: String) -> BluetoothUUID? {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var digits = 0
+        var offset = 0
+        for byte in text.utf8 {
+            defer { offset += 1 }
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            let nibble: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - UInt8(ascii: "a") + 10
+            default: return nil
+            }
+            if digits < 16 { high = high << 4 | UInt64(nibble) } else { low = low << 4 | UInt64(nibble) }
+            digits += 1
+            guard digits <= 32 else { return nil }
+        }
+        guard offset == 36 else { return nil }
+        return BluetoothUUID(high: high, low: low)
+    }
+
     /// Parses a UUID in any of the forms people and BlueZ write, in either
     /// case:
     /// - 4 hex digits, a 16-bit UUID: `180D`, `0x180d`;

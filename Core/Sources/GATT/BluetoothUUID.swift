@@ -164,13 +164,19 @@ extension BluetoothUUID: CustomStringConvertible, CustomDebugStringConvertible {
     /// The canonical lowercase 128-bit form, as BlueZ reports UUIDs:
     /// `0000180d-0000-1000-8000-00805f9b34fb`.
     public var uuidString: String {
-        let hex = hexString(bigEndianBytes)
-        var text = ""
-        for (offset, digit) in hex.enumerated() {
-            if [8, 12, 16, 20].contains(offset) { text.append("-") }
-            text.append(digit)
+        String(unsafeUninitializedCapacity: 36) { text in
+            var offset = 0
+            for shift in stride(from: 124, through: 0, by: -4) {
+                if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                    text[offset] = UInt8(ascii: "-")
+                    offset += 1
+                }
+                let nibble = Int(truncatingIfNeeded: (shift >= 64 ? high >> (shift - 64) : low >> shift) & 0xF)
+                text[offset] = nibble < 10 ? UInt8(ascii: "0") + UInt8(nibble) : UInt8(ascii: "a") + UInt8(nibble - 10)
+                offset += 1
+            }
+            return 36
         }
-        return text
     }
 
     /// The shortest lowercase form, accepted back by ``init(_:)``: `180d` for a

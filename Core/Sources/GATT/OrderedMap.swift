@@ -5,20 +5,28 @@
 ///
 /// Equality is order-sensitive: two maps are equal when they hold the same
 /// pairs in the same order.
+///
+/// The pairs are kept in one array: an advertisement's map holds a few
+/// entries, and every discovered device keeps its own, so a map costs one
+/// allocation (none when empty). Past ``indexThreshold`` pairs a key → position
+/// index is kept beside them, so a large map (from a hostile peer) still finds
+/// a key in constant time. Inlinable, so the BLE layer's code, which builds
+/// and compares one per advertisement report, is specialised for its types.
 public struct OrderedMap<Key: Hashable, Value> {
-    /// The keys, in the order they were first added.
-    public private(set) var keys: [Key]
-    private var storage: [Key: Value]
+    @usableFromInline var pairs: [(key: Key, value: Value)]
+    @usableFromInline var index: [Key: Int]?
+
+    /// Maps with more pairs than this keep an index of their keys.
+    @inlinable static var indexThreshold: Int { 16 }
 
     /// An empty map.
-    public init() {
-        keys = []
-        storage = [:]
+    @inlinable public init() {
+        pairs = []
     }
 
     /// The pairs in order; a repeated key keeps its first position and its
     /// last value.
-    public init<S: Sequence>(_ pairs: S) where S.Element == (Key, Value) {
+    @inlinable public init<S: Sequence>(_ pairs: S) where S.Element == (Key, Value) {
         self.init()
         for (key, value) in pairs { self[key] = value }
     }
@@ -26,62 +34,86 @@ public struct OrderedMap<Key: Hashable, Value> {
     /// The value for `key`, or nil. Setting a new key appends it; setting an
     /// existing key replaces its value and keeps its position; setting nil
     /// removes the key.
-    public subscript(key: Key) -> Value? {
-        get { storage[key] }
+    @inlinable public subscript(key: Key) -> Value? {
+        get { position(of: key).map { pairs[$0].value } }
         set {
-            if let newValue {
-                if storage.updateValue(newValue, forKey: key) == nil { keys.append(key) }
-            } else if storage.removeValue(forKey: key) != nil {
-                keys.removeAll { $0 == key }
+            switch (position(of: key), newValue) {
+            case (let position?, let newValue?):
+                pairs[position].value = newValue
+            case (nil, let newValue?):
+                pairs.append((key, newValue))
+                if index != nil {
+                    index?[key] = pairs.count - 1
+                } else if pairs.count > Self.indexThreshold {
+                    buildIndex()
+                }
+            case (let position?, nil):
+                pairs.remove(at: position)
+                if index != nil { buildIndex() }
+            case (nil, nil):
+                break
             }
         }
     }
 
+    /// The keys, in the order they were first added.
+    @inlinable public var keys: [Key] { pairs.map(\.key) }
+
     /// The values, in key order.
-    public var values: [Value] {
-        keys.compactMap { storage[$0] }
-    }
+    @inlinable public var values: [Value] { pairs.map(\.value) }
 
     /// The number of pairs.
-    public var count: Int { keys.count }
+    @inlinable public var count: Int { pairs.count }
 
     /// Whether the map is empty.
-    public var isEmpty: Bool { keys.isEmpty }
+    @inlinable public var isEmpty: Bool { pairs.isEmpty }
+
+    @inlinable func position(of key: Key) -> Int? {
+        if let index { return index[key] }
+        return pairs.firstIndex { $0.key == key }
+    }
+
+    @inlinable mutating func buildIndex() {
+        guard pairs.count > Self.indexThreshold else {
+            index = nil
+            return
+        }
+        var built: [Key: Int] = [:]
+        built.reserveCapacity(pairs.count)
+        for (position, pair) in pairs.enumerated() { built[pair.key] = position }
+        index = built
+    }
 }
 
 extension OrderedMap: Sequence {
     /// Iterates the pairs in order.
-    public func makeIterator() -> AnyIterator<(key: Key, value: Value)> {
-        var index = 0
-        return AnyIterator {
-            while index < keys.count {
-                defer { index += 1 }
-                if let value = storage[keys[index]] { return (keys[index], value) }
-            }
-            return nil
-        }
+    @inlinable public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> {
+        pairs.makeIterator()
     }
 }
 
 extension OrderedMap: ExpressibleByDictionaryLiteral {
     /// The literal's pairs in order; a repeated key keeps its last value.
-    public init(dictionaryLiteral elements: (Key, Value)...) {
+    @inlinable public init(dictionaryLiteral elements: (Key, Value)...) {
         self.init(elements)
     }
 }
 
 extension OrderedMap: Equatable where Value: Equatable {
     /// Same pairs in the same order.
-    public static func == (lhs: OrderedMap, rhs: OrderedMap) -> Bool {
-        lhs.keys == rhs.keys && lhs.storage == rhs.storage
+    @inlinable public static func == (lhs: OrderedMap, rhs: OrderedMap) -> Bool {
+        lhs.pairs.elementsEqual(rhs.pairs) { $0.key == $1.key && $0.value == $1.value }
     }
 }
 
 extension OrderedMap: Hashable where Value: Hashable {
     /// Hashes the pairs in order.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(keys)
-        for key in keys { hasher.combine(storage[key]) }
+    @inlinable public func hash(into hasher: inout Hasher) {
+        hasher.combine(pairs.count)
+        for pair in pairs {
+            hasher.combine(pair.key)
+            hasher.combine(pair.value)
+        }
     }
 }
 

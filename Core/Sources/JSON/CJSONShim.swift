@@ -183,6 +183,20 @@ extension CJSONRoot {
         self.init(owning: Self.newObject(value))
     }
 
+    /// Appends the compact text of the tree to `bytes`, copied straight from json-c's buffer.
+    func appendSerialized(to bytes: inout [UInt8]) {
+        var length = 0
+        guard
+            let text = json_object_to_json_string_length(
+                object, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &length)
+        else {
+            CJSON.allocationFailed("json_object_to_json_string_length")
+        }
+        text.withMemoryRebound(to: UInt8.self, capacity: length) {
+            bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
+        }
+    }
+
     /// Serialises the tree with json_object_to_json_string_ext flags; "/" is never escaped.
     func serialized(pretty: Bool) -> String {
         let flags =

@@ -30,7 +30,13 @@ public struct JSONObject: Sendable, Hashable {
     /// An object with `pairs` in order; a repeated key keeps its first
     /// position and its last value.
     public init<Pairs: Sequence>(_ pairs: Pairs) where Pairs.Element == (String, JSON) {
+        members.reserveCapacity(pairs.underestimatedCount)
         for (key, value) in pairs { self[key] = value }
+    }
+
+    /// Makes room for `count` members, so adding up to that many allocates nothing more.
+    public mutating func reserveCapacity(_ count: Int) {
+        members.reserveCapacity(count)
     }
 
     /// The keys, in order.

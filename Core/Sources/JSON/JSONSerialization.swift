@@ -28,9 +28,19 @@ extension JSON: CustomStringConvertible {
         guard style == .compact, holdsLargeArray else {
             return CJSONRoot(building: self).serialized(pretty: style == .pretty)
         }
-        var text = ""
-        appendCompact(to: &text)
-        return text
+        var bytes: [UInt8] = []
+        appendCompact(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The compact text followed by a newline, as bytes: one JSON Lines
+    /// record, the same text as ``serialized(_:)`` writes, put straight into
+    /// the bytes (a large array piece by piece) with no string in between.
+    public func serializedLine() -> [UInt8] {
+        var bytes: [UInt8] = []
+        appendCompact(to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
     }
 
     /// Arrays longer than this are serialised element by element (compact style).
@@ -46,30 +56,30 @@ extension JSON: CustomStringConvertible {
     }
 
     /// Appends the compact text: containers on the way to a large array in Swift, everything else by json-c.
-    private func appendCompact(to text: inout String) {
+    private func appendCompact(to bytes: inout [UInt8]) {
         guard holdsLargeArray else {
-            text += CJSONRoot(building: self).serialized(pretty: false)
+            CJSONRoot(building: self).appendSerialized(to: &bytes)
             return
         }
         switch self {
         case .array(let elements):
-            text += "["
+            bytes.append(UInt8(ascii: "["))
             for (position, element) in elements.enumerated() {
-                if position > 0 { text += "," }
-                element.appendCompact(to: &text)
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                element.appendCompact(to: &bytes)
             }
-            text += "]"
+            bytes.append(UInt8(ascii: "]"))
         case .object(let members):
-            text += "{"
+            bytes.append(UInt8(ascii: "{"))
             for (position, member) in members.enumerated() {
-                if position > 0 { text += "," }
-                text += CJSONRoot.serializedKey(member.key)
-                text += ":"
-                member.value.appendCompact(to: &text)
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes.append(contentsOf: CJSONRoot.serializedKey(member.key).utf8)
+                bytes.append(UInt8(ascii: ":"))
+                member.value.appendCompact(to: &bytes)
             }
-            text += "}"
+            bytes.append(UInt8(ascii: "}"))
         default:
-            text += CJSONRoot(building: self).serialized(pretty: false)
+            CJSONRoot(building: self).appendSerialized(to: &bytes)
         }
     }
 

@@ -208,7 +208,7 @@ public final class CentralControl: Sendable {
                 self?.state.withLock { state in
                     state.devices.record(
                         found.identifier,
-                        .init(name: found.name, rssi: found.rssi, services: found.advertisement.serviceUUIDs),
+                        .init(name: found.name, rssi: found.rssi),
                         now: clock.now)
                     state.counts.discoveries += 1
                     state.counts.reports += found.reportCount
@@ -252,7 +252,7 @@ public final class CentralControl: Sendable {
         return [
             "devices": .array(
                 rows.map {
-                    Self.json($0.id, name: $0.row.name, rssi: $0.row.rssi, connected: connected.contains($0.id))
+                    Self.json($0.key, name: $0.value.name, rssi: $0.value.rssi, connected: connected.contains($0.key))
                 })
         ]
     }
@@ -262,10 +262,12 @@ public final class CentralControl: Sendable {
     )
         -> JSON
     {
-        var object: JSONObject = [
-            "id": .string(id.uuidString), "name": name.map(JSON.string) ?? .null,
-            "rssi": rssi.map { .int(Int64($0)) } ?? .null,
-        ]
+        // One allocation per row: a listing has one for every device.
+        var object = JSONObject()
+        object.reserveCapacity(4)
+        object["id"] = .string(id.uuidString)
+        object["name"] = name.map(JSON.string) ?? .null
+        object["rssi"] = rssi.map { .int(Int64($0)) } ?? .null
         if let connected { object["connected"] = .bool(connected) }
         if let reports { object["reports"] = .int(Int64(reports)) }
         return .object(object)

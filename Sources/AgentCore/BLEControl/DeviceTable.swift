@@ -7,13 +7,14 @@ import GATT
 /// hears unchanged without signalling it, so a scan without duplicates
 /// discovers it once; the manager drops it when bluetoothd removes it);
 /// beyond ``capacity`` rows the least recently heard goes. Each costs O(1)
-/// per discovery (a ``RecencyList``), nothing scans the table; a row kept
-/// is renewed for another ``expiry``, so it is looked at once per expiry.
+/// per discovery (the rows live in a ``RecencyTable``), nothing scans the
+/// table; a row kept is renewed for another ``expiry``, so it is looked at
+/// once per expiry.
 struct DeviceTable: Sendable {
+    /// What `central.devices` lists of a device: what its last discovery said.
     struct Row: Sendable, Hashable {
         var name: String?
         var rssi: Int?
-        var services: [BluetoothUUID]
     }
 
     /// What the table dropped so far.
@@ -24,8 +25,7 @@ struct DeviceTable: Sendable {
 
     let capacity: Int
     let expiry: Duration
-    private var rows: [PeripheralIdentifier: Row] = [:]
-    private var recency = RecencyList<PeripheralIdentifier>()
+    private var rows = RecencyTable<PeripheralIdentifier, Row>()
     private(set) var counters = Counters()
 
     init(capacity: Int = 16_384, expiry: Duration = .seconds(30)) {
@@ -37,37 +37,36 @@ struct DeviceTable: Sendable {
 
     /// Records a discovery heard at `now`.
     mutating func record(_ id: PeripheralIdentifier, _ row: Row, now: BLEInstant) {
-        rows[id] = row
-        recency.touch(id, at: now)
-        while recency.count > capacity, let oldest = recency.removeOldest() {
-            rows[oldest] = nil
+        rows.touch(id, row, at: now)
+        while rows.count > capacity, rows.removeOldest() != nil {
             counters.evicted += 1
         }
     }
 
     /// The rows not heard from within ``expiry`` at `now`, oldest first.
     func due(now: BLEInstant) -> [PeripheralIdentifier] {
-        recency.keys(untouchedFor: expiry, at: now)
+        rows.keys(untouchedFor: expiry, at: now)
     }
 
     /// Drops the rows not heard from within ``expiry`` at `now`; rows of
     /// devices in `held` stay, renewed as if heard now.
     mutating func expire(now: BLEInstant, keeping held: Set<PeripheralIdentifier>) {
-        var budget = recency.count
-        while budget > 0, let (id, heard) = recency.oldest, now - heard >= expiry {
+        var budget = rows.count
+        while budget > 0, let (id, heard) = rows.oldest, now - heard >= expiry {
             budget -= 1
             if held.contains(id) {
-                recency.touch(id, at: now)
+                rows.renew(id, at: now)
                 continue
             }
-            recency.remove(id)
-            rows[id] = nil
+            rows.remove(id)
             counters.expired += 1
         }
     }
 
-    /// The rows, strongest RSSI first (then by identifier).
-    var sorted: [(id: PeripheralIdentifier, row: Row)] {
-        rows.map { ($0.key, $0.value) }.sorted { ($0.row.rssi ?? -999, $1.id) > ($1.row.rssi ?? -999, $0.id) }
+    /// The rows by device, strongest RSSI first (then by identifier).
+    var sorted: [(key: PeripheralIdentifier, value: Row)] {
+        var sorted = rows.entries
+        sorted.sort { ($0.value.rssi ?? -999, $1.key) > ($1.value.rssi ?? -999, $0.key) }
+        return sorted
     }
 }

@@ -562,7 +562,7 @@ public final class ControlServer: Sendable {
     }
 
     static func line(_ message: JSON) -> [UInt8] {
-        Array(message.serialized(.compact).utf8) + [UInt8(ascii: "\n")]
+        message.serializedLine()
     }
 }
 
