@@ -33,7 +33,7 @@ final class MonitorInterfaces: Sendable {
             methods: [
                 ExportedMethod("RegisterMonitor", in: "o", out: "") { call in
                     let root = try Self.root(of: call)
-                    try await self.register(adapter: index, owner: call.sender, root: root)
+                    try await self.register(adapter: index, owner: call.sender, root: root, call: call)
                     return []
                 },
                 ExportedMethod("UnregisterMonitor", in: "o", out: "") { call in
@@ -69,7 +69,10 @@ final class MonitorInterfaces: Sendable {
         return path.description
     }
 
-    private func register(adapter: Int, owner: String, root: String) async throws {
+    /// Registers `owner`'s application at `root`: the monitors found now get their Activate or Release
+    /// after the reply (bluetoothd replies once the application is read, and activates a monitor once the
+    /// kernel took its patterns).
+    private func register(adapter: Int, owner: String, root: String, call: DBusMethodCall) async throws {
         let key = owner + " " + root
         let taken = applications.withLock { applications in
             if applications[key] != nil { return true }
@@ -83,10 +86,16 @@ final class MonitorInterfaces: Sendable {
             destination: owner, path: ObjectPath(root), interface: "org.freedesktop.DBus.ObjectManager",
             member: "GetManagedObjects")
         let objects = LocalObjectsParser.objects(try? reply?.arguments().first)
+        var answers: [(path: String, member: String)] = []
         for (path, interfaces) in objects.sorted(by: { $0.key < $1.key }) {
-            guard let properties = interfaces[BlueZInterface.advertisementMonitor] else { continue }
-            monitorAdded(adapter: adapter, owner: owner, root: root, path: path, properties: properties)
+            guard let properties = interfaces[BlueZInterface.advertisementMonitor],
+                let member = monitorAdded(
+                    adapter: adapter, owner: owner, root: root, path: path, properties: properties)
+            else { continue }
+            answers.append((path, member))
         }
+        let calls = answers
+        call.afterReply { for answer in calls { self.call(owner: owner, path: answer.path, answer.member) } }
         guard let added else { return }
         let watch = Task { [weak self] in
             for await signal in added {
@@ -100,9 +109,13 @@ final class MonitorInterfaces: Sendable {
                             $0.key.stringValue == BlueZInterface.advertisementMonitor
                         })
                     else { continue }
-                    self.monitorAdded(
-                        adapter: adapter, owner: owner, root: root, path: path.description,
+                    let path = path.description
+                    if let member = self.monitorAdded(
+                        adapter: adapter, owner: owner, root: root, path: path,
                         properties: LocalObjectsParser.properties(entry.value))
+                    {
+                        self.call(owner: owner, path: path, member)
+                    }
                 case "InterfacesRemoved":
                     let names = arguments[1].arrayValue ?? []
                     guard names.contains(where: { $0.stringValue == BlueZInterface.advertisementMonitor }) else {
@@ -126,21 +139,22 @@ final class MonitorInterfaces: Sendable {
         if !kept { watch.cancel() }
     }
 
-    /// A monitor object of the application: in effect and activated when its Type is
-    /// `or_patterns` with valid Patterns, else released (bluetoothd's `monitor_process`).
-    private func monitorAdded(adapter: Int, owner: String, root: String, path: String, properties: [String: DBusValue])
-    {
-        guard SimAdapter.isPath(path, under: root) else { return }
+    /// A monitor object of the application: in effect when its Type is `or_patterns` with valid
+    /// Patterns (bluetoothd's `monitor_process`). Returns the call it gets, `Activate` or `Release`
+    /// (nil for an object outside the root).
+    private func monitorAdded(
+        adapter: Int, owner: String, root: String, path: String, properties: [String: DBusValue]
+    ) -> String? {
+        guard SimAdapter.isPath(path, under: root) else { return nil }
         let patterns = Self.patterns(properties)
         guard properties["Type"]?.stringValue == "or_patterns", let patterns, !patterns.isEmpty else {
-            call(owner: owner, path: path, "Release")
-            return
+            return "Release"
         }
         host.update { world, _ in
             world.activateMonitor(adapter: adapter, SimMonitor(owner: owner, path: path, patterns: patterns))
             return []
         }
-        call(owner: owner, path: path, "Activate")
+        return "Activate"
     }
 
     /// `Patterns` (`a(yyay)`) as bluetoothd's `parse_patterns` reads them; nil when one is invalid.
