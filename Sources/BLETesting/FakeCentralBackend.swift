@@ -20,6 +20,9 @@ public final class FakeCentralBackend: CentralBackend {
         case startNotify(String)
         case stopNotify(String)
         case pauseNotifications(String, Bool)
+        /// An advertisement monitor registered for scan `scan` on `adapter`.
+        case registerMonitor(adapter: String, scan: UInt64)
+        case unregisterMonitor(scan: UInt64)
     }
 
     private let delivery = Mutex<(receiver: CentralEventReceiver?, held: [CentralBackendEvent])>((nil, []))
@@ -140,6 +143,17 @@ public final class FakeCentralBackend: CentralBackend {
         }
     }
     public func stopNotify(characteristic: String) async throws(BLEError) { record(.stopNotify(characteristic)) }
+
+    /// Records the registration; fails it with the first of ``monitorRefusals`` when any is left.
+    public func registerMonitor(adapter: String, scan: UInt64, _ monitor: AdvertisementMonitor) async throws(BLEError) {
+        record(.registerMonitor(adapter: adapter, scan: scan))
+        if let refusal = monitorRefusals.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw refusal }
+    }
+
+    /// How the next monitor registrations fail, in order (empty: they succeed).
+    public let monitorRefusals = Mutex<[BLEError]>([])
+
+    public func unregisterMonitor(scan: UInt64) async { record(.unregisterMonitor(scan: scan)) }
 }
 
 /// A small BlueZ tree for ``FakeCentralBackend``: adapter hci0 with one heart-rate sensor.

@@ -13,6 +13,8 @@ public enum BluetoothdError {
     public static let invalidArguments = BlueZError(.invalidArguments, "Invalid arguments in method call")
     /// `org.bluez.Error.DoesNotExist` "Does Not Exist".
     public static let doesNotExist = BlueZError(.doesNotExist, "Does Not Exist")
+    /// `org.bluez.Error.AlreadyExists` "Already Exists".
+    public static let alreadyExists = BlueZError(.alreadyExists, "Already Exists")
     /// `org.bluez.Error.NotSupported` "Operation is not supported".
     public static let notSupported = BlueZError(.notSupported, "Operation is not supported")
     /// `org.bluez.Error.NotAuthorized` "Operation Not Authorized".

@@ -8,6 +8,10 @@ public enum BlueZInterface {
     public static let gattManager = "org.bluez.GattManager1"
     /// `org.bluez.LEAdvertisingManager1`
     public static let advertisingManager = "org.bluez.LEAdvertisingManager1"
+    /// `org.bluez.AdvertisementMonitorManager1`
+    public static let advertisementMonitorManager = "org.bluez.AdvertisementMonitorManager1"
+    /// `org.bluez.AdvertisementMonitor1`
+    public static let advertisementMonitor = "org.bluez.AdvertisementMonitor1"
 }
 
 /// A signal the shell emits, already addressed: the D-Bus form of `AdapterEvent`s.
@@ -26,6 +30,8 @@ public enum BusSignal: Sendable, Equatable {
     case advertisementReleased(owner: String, path: String)
     /// Not a signal: the application characteristic `path` of `owner` has no subscriber left.
     case applicationUnsubscribed(owner: String, path: String)
+    /// Not a signal: a call of AdvertisementMonitor1.DeviceFound(`device`) on `owner`'s monitor at `monitor`.
+    case monitorDeviceFound(owner: String, monitor: String, device: String)
 
     public static func == (lhs: BusSignal, rhs: BusSignal) -> Bool {
         switch (lhs, rhs) {
@@ -41,6 +47,8 @@ public enum BusSignal: Sendable, Equatable {
         case (.advertisementReleased(let o1, let p1), .advertisementReleased(let o2, let p2)): o1 == o2 && p1 == p2
         case (.applicationUnsubscribed(let o1, let p1), .applicationUnsubscribed(let o2, let p2)):
             o1 == o2 && p1 == p2
+        case (.monitorDeviceFound(let o1, let m1, let d1), .monitorDeviceFound(let o2, let m2, let d2)):
+            o1 == o2 && m1 == m2 && d1 == d2
         default: false
         }
     }
@@ -51,6 +59,7 @@ extension SimWorld.Batch {
     public func signals(in world: SimWorld) -> [BusSignal] {
         guard world.adapters.indices.contains(adapter) else { return [] }
         let owner = world.adapters[adapter]
+        let adapterState = owner
         return events.map { event in
             switch event {
             case .adapterChanged(let changed):
@@ -81,6 +90,8 @@ extension SimWorld.Batch {
                 .advertisementReleased(owner: owner, path: path)
             case .applicationUnsubscribed(let owner, let path):
                 .applicationUnsubscribed(owner: owner, path: path)
+            case .monitorDeviceFound(let owner, let monitor, let device):
+                .monitorDeviceFound(owner: owner, monitor: monitor, device: adapterState.devicePath(device))
             }
         }
     }

@@ -73,4 +73,7 @@ public enum AdapterEvent: Sendable, Equatable {
     /// disconnect), so the application is told to stop (StopNotify, or its AcquireNotify socket
     /// closed).
     case applicationUnsubscribed(owner: String, path: String)
+    /// Not a signal: an advertisement of `device` matched the monitor `owner` registered at
+    /// `monitor`, so bluetoothd calls its DeviceFound.
+    case monitorDeviceFound(owner: String, monitor: String, device: DeviceAddress)
 }

@@ -36,6 +36,8 @@ public struct SimAdapter: Sendable {
     /// Advertisement reports put on the bus since start: each one that added a device object or
     /// changed its properties (what a client scanning with DuplicateData receives per report).
     public internal(set) var advertisementReports: UInt64 = 0
+    /// The advertisement monitors in effect (activated), in activation order.
+    public internal(set) var monitors: [SimMonitor] = []
 
     var discoverableByDiscovery = false
     var foundDuringDiscovery: Set<DeviceAddress> = []

@@ -37,7 +37,8 @@ extension SimAdapter {
 
     /// The client `owner` left the bus: its session and filter go, as if it had stopped.
     public mutating func clientLeft(owner: String) -> [AdapterEvent] {
-        sessions.remove(owner: owner) ? endDiscovery() : []
+        removeMonitors(owner: owner)
+        return sessions.remove(owner: owner) ? endDiscovery() : []
     }
 
     /// `RemoveDevice(path)`: DoesNotExist for an unknown path, NotReady when powered off.
@@ -49,11 +50,22 @@ extension SimAdapter {
 
     /// An advertisement heard at `now`: creates or updates the device object when the
     /// discovery sessions let it through.
+    /// A report that matches an active advertisement monitor updates the device even without a
+    /// discovery, and is followed by the monitor's DeviceFound (bluetoothd 5.66's `monitoring`).
     public mutating func receive(_ report: AdvertisingReport, at now: SimInstant) -> [AdapterEvent] {
-        guard powered, discovering, sessions.reports(report) else { return [] }
-        let duplicate = sessions.wantsDuplicateData
-        let delta = sessions.isFiltered ? 0 : RemoteDevice.unfilteredRSSIDelta
-        foundDuringDiscovery.insert(report.address)
+        guard powered else { return [] }
+        let found = monitorsMatching(report)
+        let discovered = discovering && sessions.reports(report)
+        guard discovered || !found.isEmpty else { return [] }
+        if discovered { foundDuringDiscovery.insert(report.address) }
+        return deviceReported(report, at: now, discovered: discovered) + found
+    }
+
+    private mutating func deviceReported(
+        _ report: AdvertisingReport, at now: SimInstant, discovered: Bool
+    ) -> [AdapterEvent] {
+        let duplicate = discovered && sessions.wantsDuplicateData
+        let delta = discovered && sessions.isFiltered ? 0 : RemoteDevice.unfilteredRSSIDelta
         if var device = devices[report.address] {
             device.expiry = device.temporary && temporaryTimeout > 0 ? now.advanced(bySeconds: temporaryTimeout) : nil
             if let expiry = device.expiry { expiries.schedule(report.address, at: expiry) }

@@ -96,7 +96,7 @@ public struct SimWorld: Sendable {
     }
 
     /// Whether any adapter is discovering (then the air must be run).
-    public var isListening: Bool { adapters.contains(where: \.discovering) }
+    public var isListening: Bool { adapters.contains(where: \.isListening) }
 
     /// When `advance(to:)` next has something to do: the next advertisement while an adapter
     /// listens, or the next temporary-device expiry.
@@ -134,7 +134,7 @@ public struct SimWorld: Sendable {
             let device = devices[deviceIndex]
             let advertisement = currentAdvertisement(deviceIndex, at: time)
             for adapterIndex in adapters.indices
-            where adapters[adapterIndex].discovering && localPeripherals[adapterIndex]?.device != deviceIndex {
+            where adapters[adapterIndex].isListening && localPeripherals[adapterIndex]?.device != deviceIndex {
                 let spec = adapters[adapterIndex].spec
                 let rssi = device.radio.rssi(observer: spec.position, at: time, using: &noise)
                 guard Int(rssi) >= spec.sensitivity else { continue }

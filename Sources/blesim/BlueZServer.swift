@@ -34,8 +34,13 @@ enum BlueZServer {
         let interfaces = BlueZInterfaces(host: host, objects: objects, experimental: experimental, local: local)
         let sockets = AcquiredSockets()
         let gatt = GattInterfaces(host: host, sockets: sockets, local: local)
+        let monitors = MonitorInterfaces(host: host, connection: connection)
         host.setEmitter { signals in
             for signal in signals {
+                if case .monitorDeviceFound(let owner, let monitor, let device) = signal {
+                    monitors.deviceFound(owner: owner, monitor: monitor, device: device)
+                    continue
+                }
                 if case .advertisementReleased(let owner, let path) = signal {
                     local.release(owner: owner, path: path)
                     continue
@@ -70,7 +75,7 @@ enum BlueZServer {
                 interfaces: [
                     interfaces.adapter(index: adapter.index, properties: adapter.properties),
                     local.gattManager(index: adapter.index), local.advertisingManager(index: adapter.index),
-                ])
+                ] + (experimental ? [monitors.manager(index: adapter.index)] : []))
         }
         let reply = try await connection.requestName("org.bluez")
         guard reply == .primaryOwner else {
@@ -85,6 +90,7 @@ enum BlueZServer {
         let centrals = ScenarioCentralRunner.start(scenario.centrals, central: central, host: host)
         for await change in departures where change.newOwner == nil && change.name.hasPrefix(":") {
             local.ownerLeft(change.name)
+            monitors.ownerLeft(change.name)
             host.clientLeft(change.name)
         }
         air.cancel()

@@ -176,3 +176,49 @@ import Testing
         #expect(try DevicesQuery(params: nil) == DevicesQuery())
     }
 }
+
+@Suite("The gateway's scan plan")
+struct ScanPlanTests {
+    @Test(
+        "auto and passive ask for a monitor of the decoders' formats; active and configs needing scan responses do not")
+    func plansFromTheConfig() throws {
+        let auto = ScanPlan(config: GatewayConfig())
+        #expect(auto.monitor?.patterns.map(\.description) == ["0/0x16/d2fc", "0/0x16/aafe", "0/0xff/4c000215"])
+        #expect(ScanPlan(config: try GatewayConfig(json: ["scan": "passive"])).monitor != nil)
+        let active = ScanPlan(config: try GatewayConfig(json: ["scan": "active"]))
+        #expect(active.monitor == nil && active.reason == "config scan is active")
+        let unknown = ScanPlan(config: try GatewayConfig(json: ["trackUnknown": true]))
+        #expect(unknown.monitor == nil && unknown.reason.contains("trackUnknown"))
+        let names = ScanPlan(config: try GatewayConfig(json: ["deny": ["namePrefixes": ["Phone"]]]))
+        #expect(names.monitor == nil && names.reason.contains("scan responses"))
+    }
+
+    @Test("scan is validated with its path: unknown modes, and passive where the config needs active scanning")
+    func validatesTheScanField() throws {
+        #expect(
+            throws: JSONFieldErrors([
+                JSONFieldError(
+                    path: "scan", "expected one of \"auto\", \"passive\", \"active\", found the string \"quiet\"")
+            ])
+        ) { try GatewayConfig(json: ["scan": "quiet"]) }
+        #expect(throws: JSONFieldErrors.self) { try GatewayConfig(json: ["scan": "passive", "trackUnknown": true]) }
+        do {
+            _ = try GatewayConfig(json: ["scan": "passive", "allow": ["namePrefixes": ["ATC_"]]])
+            Issue.record("accepted")
+        } catch {
+            #expect(error.errors.map(\.path) == ["scan"])
+            #expect(error.description.contains("allow.namePrefixes"))
+        }
+    }
+
+    @Test("gateway.stats says which mode runs and why")
+    func statsShowTheMode() {
+        let plan = ScanPlan(config: GatewayConfig())
+        let stats = GatewayJSON.stats(
+            GatewayStats(), devices: 0, maxDevices: 1, bindKeys: 0,
+            scan: ScanStatus(.fallback(reason: "no AdvertisementMonitorManager1"), plan: plan))
+        #expect(stats["scan"]?["mode"] == "active")
+        #expect(stats["scan"]?["reason"] == "fallback: no AdvertisementMonitorManager1")
+        #expect(ScanStatus(.passive, plan: plan).mode == "passive")
+    }
+}

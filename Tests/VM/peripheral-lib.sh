@@ -5,9 +5,9 @@
 # start one controller more than needed and use the first two that come up:
 # PERIPHERAL_HCI and CENTRAL_HCI. LAB_MONITOR=1 records dbus-monitor,
 # LAB_BLUEZ_DEBUG=1 runs bluetoothd -d.
-bluez_start_bluetoothd() {
+bluez_start_bluetoothd() {   # bluez_start_bluetoothd [ARGS...]: extra bluetoothd arguments, such as -E
     local dbg=(); [ "${LAB_BLUEZ_DEBUG:-0}" = 1 ] && dbg=(-d)
-    /usr/libexec/bluetooth/bluetoothd -n "${dbg[@]}" >> /lab-out/bluetoothd.log 2>&1 3>&- & BLUEZ_PIDS+=($!)
+    /usr/libexec/bluetooth/bluetoothd -n "${dbg[@]}" "$@" >> /lab-out/bluetoothd.log 2>&1 3>&- & BLUEZ_PIDS+=($!)
     BLUEZ_BLUETOOTHD_PID=$!
 }
 bluez_adapters() {

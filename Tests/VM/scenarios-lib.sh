@@ -101,12 +101,13 @@ subscriber_count() {
 }
 # le_hex16 CENTI: the little-endian hex of a 16-bit value (a reading in hundredths).
 le_hex16() { printf '%02x%02x' $(($1 & 0xff)) $((($1 >> 8) & 0xff)); }
-# restart_bluetoothd: SIGTERM (as systemctl restart does), start again, wait for both adapters, power them.
+# restart_bluetoothd [ARGS...]: SIGTERM (as systemctl restart does), start again (with ARGS, such as -E),
+# wait for both adapters, power them.
 restart_bluetoothd() {
     kill -TERM "$BLUEZ_BLUETOOTHD_PID"
     wait "$BLUEZ_BLUETOOTHD_PID" 2> /dev/null || true
     mark bluetoothd-stopped
-    bluez_start_bluetoothd
+    bluez_start_bluetoothd "$@"
     expect_within 120 "bluetoothd back with $PERIPHERAL_HCI and $CENTRAL_HCI" sh -c \
         "busctl get-property org.bluez /org/bluez/$CENTRAL_HCI org.bluez.Adapter1 Address && busctl get-property org.bluez /org/bluez/$PERIPHERAL_HCI org.bluez.Adapter1 Address"
     power_adapters

@@ -23,7 +23,9 @@
 #   5. c switches to the sensor gateway while p advertises BTHome again (the aggregator): decoded readings,
 #      a reading event when the sensor file changes; then p stops advertising and an encrypted BTHome
 #      sensor (Tests/VM/bthome-advertiser.py, AES-CCM data) advertises on p's adapter: decrypted with the
-#      bind key from the gateway's key file.
+#      bind key from the gateway's key file; the gateway first falls back to active scanning (bluetoothd
+#      without -E has no AdvertisementMonitorManager1); then bluetoothd restarts with -E and the gateway
+#      decodes a plain BTHome advertiser passively through its advertisement monitor (Discovering false).
 # Every check prints PASS:/FAIL:; the exit status is the number of failures (0 = all passed).
 # Build first on the host: swift build --build-tests; the Bleak venv: scripts/bleak-venv.sh.
 # Run: scripts/vm-test.sh Tests/VM/scenarios.sh      (guest timeout VM_TIMEOUT, default 240 s: use 420)
@@ -317,6 +319,9 @@ expect_within 60 "a reading event: 29.50 degC after the sensor file changed" rea
 stats=$(jctl c gateway stats)
 echo "gateway.stats: $stats"
 check "gateway.stats: reports decoded, no decode errors" json_ok "$stats" '.decoded > 0 and .decodeErrors == {}'
+check "without bluetoothd -E the gateway falls back to active scanning and says why (no AdvertisementMonitorManager1)" \
+    json_ok "$stats" '.scan.mode == "active" and (.scan.reason | contains("AdvertisementMonitorManager1"))'
+check "$CENTRAL_HCI discovers (the active fallback)" discovering "$CENTRAL_HCI"
 ctl c gateway devices
 
 agent_config p peripheral "$PERIPHERAL_HCI" Diagnostics '{ "heartbeatSeconds": 0 }'
@@ -339,6 +344,33 @@ echo "gateway.device: $(gw_device)"
 check "the bind key is not in the central agent's log" sh -c '! grep -q 231d39c1d7cc1ab1aee224cd096db932 /lab-out/agent-c.log'
 kill "$ENCRYPTED_ADV" 2> /dev/null
 wait "$ENCRYPTED_ADV" 2> /dev/null
+
+# ---------------------------------------------------------------- scenario 5 (cont.): passive, bluetoothd -E
+mark scenario-5-passive
+restart_bluetoothd -E
+monitor_types=$(busctl get-property org.bluez "/org/bluez/$CENTRAL_HCI" org.bluez.AdvertisementMonitorManager1 SupportedMonitorTypes 2>&1)
+echo "AdvertisementMonitorManager1 on $CENTRAL_HCI: SupportedMonitorTypes $monitor_types, SupportedFeatures" \
+    "$(busctl get-property org.bluez "/org/bluez/$CENTRAL_HCI" org.bluez.AdvertisementMonitorManager1 SupportedFeatures 2>&1)"
+check "bluetoothd -E serves AdvertisementMonitorManager1 with or_patterns" grep -q or_patterns <<< "$monitor_types"
+# An unencrypted BTHome v2 packet: temperature 28.62 degC (0x02, 0x0b2e).
+$PY -u "$HERE/bthome-advertiser.py" "$PERIPHERAL_HCI" 40022e0b > /lab-out/bthome-plain-advertiser.log 2>&1 & BLUEZ_PIDS+=($!)
+PLAIN_ADV=$!
+expect_within 60 "a plain BTHome sensor advertises on $PERIPHERAL_HCI" grep -q '^advertising' /lab-out/bthome-plain-advertiser.log
+agent_config c central "$CENTRAL_HCI" SensorGateway '{ "eventIntervalSeconds": 1 }'
+reloaded=$(jctl c reload)
+check "reload c: the gateway, scan auto" json_ok "$reloaded" '.roleState.state == "running"'
+scan_passive() { jctl c gateway stats | jq_true '.scan.mode == "passive"'; }
+expect_within 60 "the gateway scans passively: bluetoothd activated its advertisement monitor" scan_passive
+plain_decoded() { gw_device | jq_true '.encrypted == false' && readings_are '$r.temperature == 28.62'; }
+expect_within 90 "the gateway decodes the BTHome advertiser on $PERIPHERAL_HCI passively: 28.62 degC" plain_decoded
+echo "gateway.device: $(gw_device)"
+stats=$(jctl c gateway stats)
+echo "gateway.stats: $stats"
+check "the scan is still passive and $CENTRAL_HCI does not discover (Discovering false)" \
+    sh -c "[ \"\$(busctl get-property org.bluez /org/bluez/$CENTRAL_HCI org.bluez.Adapter1 Discovering)\" = 'b false' ]"
+check "gateway.stats scan: passive" json_ok "$stats" '.scan.mode == "passive"'
+kill "$PLAIN_ADV" 2> /dev/null
+wait "$PLAIN_ADV" 2> /dev/null
 
 # ---------------------------------------------------------------- the end
 mark end

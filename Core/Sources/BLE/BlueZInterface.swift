@@ -14,6 +14,10 @@ public enum BlueZInterface {
     public static let advertisingManager = "org.bluez.LEAdvertisingManager1"
     /// `org.bluez.GattManager1`.
     public static let gattManager = "org.bluez.GattManager1"
+    /// `org.bluez.AdvertisementMonitorManager1` (bluetoothd 5.66: only with experimental features, `-E`).
+    public static let advertisementMonitorManager = "org.bluez.AdvertisementMonitorManager1"
+    /// `org.bluez.AdvertisementMonitor1`, served by the client.
+    public static let advertisementMonitor = "org.bluez.AdvertisementMonitor1"
     /// `org.bluez`, the well-known bus name of bluetoothd.
     public static let busName = "org.bluez"
 }

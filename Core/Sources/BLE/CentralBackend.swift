@@ -27,6 +27,8 @@ public enum CentralBackendEvent: Hashable, Sendable {
     /// Writes without response on the device at `devicePath` can (true) or
     /// cannot (false, the AcquireWrite socket is full) be sent.
     case writeWithoutResponseFlow(devicePath: String, canSend: Bool)
+    /// bluetoothd called the advertisement monitor registered for `scan` (see ``CentralBackend/registerMonitor(adapter:scan:_:)``).
+    case monitor(scan: UInt64, MonitorEvent)
 }
 
 /// Where a ``CentralBackend`` delivers its events: the manager, called
@@ -95,4 +97,24 @@ public protocol CentralBackend: Sendable {
     func startNotify(characteristic: String) async throws(BLEError)
     /// Closes the AcquireNotify socket or calls StopNotify.
     func stopNotify(characteristic: String) async throws(BLEError)
+    /// Exports an `org.bluez.AdvertisementMonitor1` (type `or_patterns`) for the scan `scan`
+    /// under the backend's monitor application on `adapter`, registering that application
+    /// (AdvertisementMonitorManager1.RegisterMonitor) first if needed. bluetoothd's calls on the
+    /// monitor come as ``CentralBackendEvent/monitor(scan:_:)``. Throws, with the reason in its
+    /// message, when the adapter has no AdvertisementMonitorManager1, its SupportedMonitorTypes
+    /// lacks `or_patterns`, or the registration fails.
+    func registerMonitor(adapter: String, scan: UInt64, _ monitor: AdvertisementMonitor) async throws(BLEError)
+    /// Withdraws the monitor of `scan`; the last one of an adapter also unregisters the
+    /// application (UnregisterMonitor). Unknown scans do nothing.
+    func unregisterMonitor(scan: UInt64) async
+}
+
+extension CentralBackend {
+    /// A backend without advertisement monitors: every passive scan falls back to discovery.
+    public func registerMonitor(adapter: String, scan: UInt64, _ monitor: AdvertisementMonitor) async throws(BLEError) {
+        throw BLEError(.operationNotSupported, message: "this backend has no advertisement monitors")
+    }
+
+    /// Nothing to withdraw.
+    public func unregisterMonitor(scan: UInt64) async {}
 }

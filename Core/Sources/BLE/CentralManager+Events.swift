@@ -71,6 +71,8 @@ extension CentralManager {
                 } else {
                     state.cannotSend.insert(devicePath)
                 }
+            case .monitor(let scan, let monitorEvent):
+                monitorCalled(scan, monitorEvent, state: &state)
             }
             changes += state.mirror.prune(now: now)
             updateMachine(for: changes, before: before, state: &state, effects: &effects)
@@ -184,7 +186,7 @@ extension CentralManager {
 
     /// Puts the discovery of the device at `path` in every matching scan's
     /// queue (one advertisement report), if the device is of our adapter.
-    func reportDiscovery(_ path: String, state: inout State) {
+    func reportDiscovery(_ path: String, state: inout State, only: DiscoverySession.Token? = nil) {
         guard let (device, id, version) = state.mirror.deviceReport(at: path) else { return }
         guard state.isInScope(device) else {
             state.statistics.otherAdapterReports += 1
@@ -194,7 +196,7 @@ extension CentralManager {
         var discovery: Discovery?
         // Each scan is updated in place: holding a copy of a scanner (or of the scanners' keys) while
         // its `reported` map changes would copy the whole map, every device's entry, per report.
-        for token in state.scannerTokens {
+        for token in only.map({ [$0] }) ?? state.scannerTokens {
             guard state.scanners[token]?.admits(device, version: version, at: path) == true,
                 let queue = state.scanners[token]?.queue
             else { continue }

@@ -115,6 +115,11 @@ public final class CentralManager: Sendable {
         var filter: ScanFilter
         let queue: AsyncQueue<CoalescingBuffer<PeripheralIdentifier, Discovery>>
         let ending: ScanEnding
+        let mode: ScanModeCell
+        /// While the scan is passive (or waiting for its monitor): the device paths its monitor
+        /// found (DeviceFound), the only ones it reports; nil for a scan served by discovery.
+        /// Entries go with the device or at DeviceLost, so it is bounded like the mirror.
+        var found: Set<String>?
         /// Which advertisement was last reported per device path (without duplicates only): the device's
         /// ``DeviceEntry/advertisementVersion``; entries go with the device, so it is bounded like the mirror.
         var reported: [String: UInt64] = [:]
@@ -131,6 +136,7 @@ public final class CentralManager: Sendable {
         /// (then recorded). Called in place (`scanners[token]?.admits(...)`), so `reported` is updated without a
         /// copy.
         mutating func admits(_ device: DeviceModel, version: UInt64, at path: String) -> Bool {
+            if let found, !found.contains(path) { return false }
             guard filter.matches(address: device.address, rssi: device.rssi, advertisement: device.advertisement)
             else { return false }
             guard !filter.options.allowDuplicates else { return true }
@@ -160,8 +166,8 @@ public final class CentralManager: Sendable {
     /// store or a saved state. A restored state's desired connections are
     /// connected again and its subscriptions restored once each link is up.
     public let restoredState: RestorationLoad
-    private let discoveryCommands: AsyncStream<(adapter: String, action: DiscoverySession.Action)>.Continuation
-    /// Discovery calls dropped because 1,024 were waiting for BlueZ.
+    private let discoveryCommands: AsyncStream<BackendCommand>.Continuation
+    /// Discovery and monitor calls dropped because 1,024 were waiting for BlueZ.
     let droppedDiscoveryCommands = Atomic<Int>(0)
 
     /// A manager over `backend`; it starts consuming the backend's events at once.
@@ -185,15 +191,22 @@ public final class CentralManager: Sendable {
         }
         self.restoredState = loaded
         self.state = Mutex(initial)
-        let (commands, commandSink) = AsyncStream<(adapter: String, action: DiscoverySession.Action)>.makeStream(
-            bufferingPolicy: .bufferingOldest(1024))
+        let (commands, commandSink) = AsyncStream<BackendCommand>.makeStream(bufferingPolicy: .bufferingOldest(1024))
         self.discoveryCommands = commandSink
-        let commandTask = Task {
-            for await (adapter, action) in commands {
-                switch action {
-                case .setFilter(let filter): try? await backend.setDiscoveryFilter(adapter: adapter, filter)
-                case .start: try? await backend.startDiscovery(adapter: adapter)
-                case .stop: try? await backend.stopDiscovery(adapter: adapter)
+        let commandTask = Task { [weak self] in
+            for await command in commands {
+                switch command {
+                case .discovery(let adapter, .setFilter(let filter)):
+                    try? await backend.setDiscoveryFilter(adapter: adapter, filter)
+                case .discovery(let adapter, .start): try? await backend.startDiscovery(adapter: adapter)
+                case .discovery(let adapter, .stop): try? await backend.stopDiscovery(adapter: adapter)
+                case .registerMonitor(let adapter, let scan, let monitor):
+                    do throws(BLEError) {
+                        try await backend.registerMonitor(adapter: adapter, scan: scan, monitor)
+                    } catch {
+                        self?.monitorFailed(scan, reason: error.message ?? "\(error)")
+                    }
+                case .unregisterMonitor(let scan): await backend.unregisterMonitor(scan: scan)
                 }
             }
         }
@@ -251,11 +264,19 @@ public final class CentralManager: Sendable {
         let queue = AsyncQueue(CoalescingBuffer<PeripheralIdentifier, Discovery>(capacity: capacity))
         let filter = ScanFilter(services: services, options: options)
         let ending = ScanEnding()
+        if let monitor = options.monitor, monitor.patterns.isEmpty {
+            throw BLEError(.failed, message: "an advertisement monitor needs at least one pattern")
+        }
+        let mode = ScanModeCell(options.monitor == nil ? .active : .passivePending)
         let token: DiscoverySession.Token = try state.withLock { state throws(BLEError) in
             if let refusal = state.machine.state.refusal { throw refusal }
-            let (token, actions) = state.discovery.add(filter)
-            state.scanners[token] = Scanner(filter: filter, queue: queue, ending: ending)
+            let (token, actions) = state.discovery.add(filter, passive: options.monitor != nil)
+            state.scanners[token] = Scanner(
+                filter: filter, queue: queue, ending: ending, mode: mode, found: options.monitor.map { _ in [] })
             perform(actions, adapter: state.machine.adapterPath)
+            if let monitor = options.monitor, let adapter = state.machine.adapterPath {
+                send(.registerMonitor(adapter: adapter, scan: token, monitor))
+            }
             return token
         }
         queue.setOnTermination { [weak self] in
@@ -263,7 +284,8 @@ public final class CentralManager: Sendable {
             self?.endScan(token)
         }
         return DiscoveryStream(
-            queue: queue, lifetime: QueueLifetime { queue.finish() }, ending: ending, capacity: capacity)
+            queue: queue, lifetime: QueueLifetime { queue.finish() }, ending: ending, modeCell: mode, capacity: capacity
+        )
     }
 
     /// Stops every scan and ends their streams (``ScanEnd/stopped``).
@@ -278,7 +300,7 @@ public final class CentralManager: Sendable {
     }
 
     /// Whether any scan is running.
-    public var isScanning: Bool { state.withLock { $0.discovery.isActive } }
+    public var isScanning: Bool { state.withLock { $0.discovery.hasScanners } }
 
     /// The peripherals with these identifiers that the mirror knows under the manager's adapter.
     public func retrievePeripherals(withIdentifiers identifiers: [PeripheralIdentifier]) -> [Peripheral] {
@@ -360,6 +382,7 @@ public final class CentralManager: Sendable {
             guard let scanner = state.scanners.removeValue(forKey: token) else { return }
             state.statistics.scans = state.statistics.scans + scanner.endedCounters
             perform(state.discovery.remove(token), adapter: state.machine.adapterPath)
+            if scanner.filter.options.monitor != nil { send(.unregisterMonitor(scan: token)) }
         }
     }
 
@@ -371,6 +394,9 @@ public final class CentralManager: Sendable {
         let scanners = state.scanners
         state.scanners = [:]
         state.discovery = DiscoverySession(continuingAfter: state.discovery)
+        for (token, scanner) in scanners where scanner.filter.options.monitor != nil {
+            send(.unregisterMonitor(scan: token))
+        }
         return scanners.values.map { scanner in
             scanner.ending.set(end)
             state.statistics.scans = state.statistics.scans + scanner.endedCounters
@@ -382,10 +408,13 @@ public final class CentralManager: Sendable {
     /// decided; called under the state lock so the order is the decision order.
     func perform(_ actions: [DiscoverySession.Action], adapter: String?) {
         guard let adapter else { return }
-        for action in actions {
-            if case .dropped = discoveryCommands.yield((adapter, action)) {
-                droppedDiscoveryCommands.wrappingAdd(1, ordering: .relaxed)
-            }
+        for action in actions { send(.discovery(adapter: adapter, action)) }
+    }
+
+    /// Queues one call for BlueZ behind the earlier ones (under the state lock, so in decision order).
+    func send(_ command: BackendCommand) {
+        if case .dropped = discoveryCommands.yield(command) {
+            droppedDiscoveryCommands.wrappingAdd(1, ordering: .relaxed)
         }
     }
 }
@@ -416,6 +445,9 @@ extension CentralManager.State {
 
     /// The device at `path` left the mirror: no scan remembers what it last reported.
     mutating func forgetReports(of path: String) {
-        for token in scannerTokens { scanners[token]?.reported[path] = nil }
+        for token in scannerTokens {
+            scanners[token]?.reported[path] = nil
+            scanners[token]?.found?.remove(path)
+        }
     }
 }

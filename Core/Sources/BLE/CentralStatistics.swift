@@ -18,6 +18,11 @@ public struct CentralStatistics: Hashable, Sendable {
     public var scans = QueueCounters()
     /// How many scans are running.
     public var scanCount = 0
+    /// Devices that passive scans' advertisement monitors found (the first DeviceFound of each
+    /// device per scan).
+    public var monitorDevicesFound = 0
+    /// Passive scans that fell back to active discovery (no monitor, refused or released).
+    public var monitorFallbacks = 0
     /// The notification streams' queues, merged (``NotificationStream``).
     public var notifications = QueueCounters()
     /// Values of wanted subscriptions that arrived while none of their streams

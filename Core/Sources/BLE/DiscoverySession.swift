@@ -21,6 +21,8 @@ struct DiscoverySession: Sendable {
 
     private var nextToken: Token = 1
     private var scanners: [Token: ScanFilter] = [:]
+    /// Scanners served by an advertisement monitor: no discovery for them.
+    private var passive: Set<Token> = []
     private var appliedFilter: DiscoveryFilter?
 
     /// No scanners.
@@ -32,26 +34,43 @@ struct DiscoverySession: Sendable {
         nextToken = previous.nextToken
     }
 
-    /// Whether any scanner is active, i.e. discovery should be running.
-    public var isActive: Bool { !scanners.isEmpty }
+    /// Whether any scanner needs discovery running (one that is not passive).
+    public var isActive: Bool { scanners.count > passive.count }
 
-    /// The active scanners' filters by token.
+    /// Whether any scanner is open, passive ones included.
+    public var hasScanners: Bool { !scanners.isEmpty }
+
+    /// The scanners' filters by token.
     public var filters: [Token: ScanFilter] { scanners }
 
-    /// The filter BlueZ should have now.
+    /// The filter BlueZ should have now: the merge of the scanners that are not passive.
     public var mergedFilter: DiscoveryFilter {
-        DiscoveryFilter(merging: scanners.keys.sorted().compactMap { scanners[$0] })
+        DiscoveryFilter(merging: scanners.keys.sorted().filter { !passive.contains($0) }.compactMap { scanners[$0] })
     }
 
-    /// Adds a scanner; the first one starts discovery.
-    public mutating func add(_ filter: ScanFilter) -> (Token, [Action]) {
+    /// Adds a scanner; the first one that is not `passive` starts discovery.
+    public mutating func add(_ filter: ScanFilter, passive isPassive: Bool = false) -> (Token, [Action]) {
         let token = nextToken
         nextToken += 1
+        if isPassive {
+            scanners[token] = filter
+            passive.insert(token)
+            return (token, [])
+        }
         let wasActive = isActive
         scanners[token] = filter
         var actions = refreshFilter()
         if !wasActive { actions.append(.start) }
         return (token, actions)
+    }
+
+    /// A passive scanner falls back to discovery (its monitor is unavailable or was released).
+    public mutating func fallBack(_ token: Token) -> [Action] {
+        guard passive.remove(token) != nil else { return [] }
+        let wasActive = scanners.count - 1 > passive.count
+        var actions = refreshFilter()
+        if !wasActive { actions.append(.start) }
+        return actions
     }
 
     /// Changes a scanner's filter.
@@ -65,7 +84,8 @@ struct DiscoverySession: Sendable {
     /// removed tokens do nothing.
     public mutating func remove(_ token: Token) -> [Action] {
         guard scanners.removeValue(forKey: token) != nil else { return [] }
-        if scanners.isEmpty {
+        if passive.remove(token) != nil { return [] }
+        if !isActive {
             appliedFilter = nil
             return [.stop]
         }

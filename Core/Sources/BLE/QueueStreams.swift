@@ -29,9 +29,17 @@ public struct DiscoveryStream: AsyncSequence, Sendable {
     let queue: AsyncQueue<CoalescingBuffer<PeripheralIdentifier, Discovery>>
     let lifetime: QueueLifetime
     let ending: ScanEnding
+    let modeCell: ScanModeCell
 
     /// Why the scan ended; nil while it runs. Set before the iteration sees its end.
     public var end: ScanEnd? { ending.value }
+
+    /// How the scan runs now: active, passive through its advertisement monitor, or active as a
+    /// fallback (with the reason) for a scan that asked for a monitor (``ScanOptions/monitor``).
+    public var mode: ScanMode { modeCell.value }
+
+    /// The mode now and each change after (a passive scan's monitor activated, refused or released).
+    public func modeUpdates() -> AsyncStream<ScanMode> { modeCell.updates() }
 
     /// The most peripherals that can wait at once.
     public let capacity: Int

@@ -11,12 +11,20 @@ public struct ScanOptions: Hashable, Sendable {
     /// Keep only peripherals whose name or address starts with this text
     /// (BlueZ's discovery filter `Pattern`).
     public var namePattern: String?
+    /// Scan passively through this advertisement monitor, where the adapter offers one (see
+    /// ``AdvertisementMonitor``); nil for active discovery. A passive scan reports only the devices
+    /// bluetoothd found with the monitor (`DeviceFound`), and still passes this filter.
+    public var monitor: AdvertisementMonitor?
 
-    /// Options; by default no duplicates, no threshold, no pattern.
-    public init(allowDuplicates: Bool = false, rssiThreshold: Int? = nil, namePattern: String? = nil) {
+    /// Options; by default no duplicates, no threshold, no pattern, active.
+    public init(
+        allowDuplicates: Bool = false, rssiThreshold: Int? = nil, namePattern: String? = nil,
+        monitor: AdvertisementMonitor? = nil
+    ) {
         self.allowDuplicates = allowDuplicates
         self.rssiThreshold = rssiThreshold
         self.namePattern = namePattern
+        self.monitor = monitor
     }
 }
 

@@ -68,3 +68,29 @@ import Testing
                 address: "AA:BB:CC:DD:EE:FF", rssi: nil, advertisement: AdvertisementData()))
     }
 }
+
+@Suite struct PassiveDiscoverySessionTests {
+    @Test("a passive scanner starts no discovery; when it falls back the discovery starts, and its end stops it")
+    func passiveScannersNeedNoDiscoveryUntilTheyFallBack() {
+        var session = DiscoverySession()
+        let (passive, none) = session.add(ScanFilter(options: ScanOptions(allowDuplicates: true)), passive: true)
+        #expect(none.isEmpty && !session.isActive && session.hasScanners)
+        #expect(
+            session.fallBack(passive) == [.setFilter(DiscoveryFilter(duplicateData: true)), .start],
+            "the fallback discovers with its filter")
+        #expect(session.fallBack(passive).isEmpty, "once")
+        #expect(session.remove(passive) == [.stop])
+        #expect(!session.hasScanners)
+    }
+
+    @Test("passive scanners leave the merged filter and the active scanners' discovery alone")
+    func passiveScannersStayOutOfTheMergedFilter() {
+        var session = DiscoverySession()
+        let (active, start) = session.add(ScanFilter(services: [.battery]))
+        #expect(start == [.setFilter(DiscoveryFilter(uuids: [.battery])), .start])
+        let (passive, none) = session.add(ScanFilter(), passive: true)
+        #expect(none.isEmpty, "an unfiltered passive scanner does not widen the discovery")
+        #expect(session.remove(passive).isEmpty)
+        #expect(session.remove(active) == [.stop])
+    }
+}

@@ -27,6 +27,8 @@ extension CentralControl {
                 "events": .int(Int64(manager.events)),
                 "advertisementReports": .int(Int64(manager.advertisementReports)),
                 "otherAdapterReports": .int(Int64(manager.otherAdapterReports)),
+                "monitorDevicesFound": .int(Int64(manager.monitorDevicesFound)),
+                "monitorFallbacks": .int(Int64(manager.monitorFallbacks)),
                 "mirror": [
                     "objects": .int(Int64(mirror.objects)), "devices": .int(Int64(mirror.devices)),
                     "prunableDevices": .int(Int64(mirror.prunableDevices)),

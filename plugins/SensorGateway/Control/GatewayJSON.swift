@@ -65,8 +65,10 @@ public enum GatewayJSON {
     }
 
     /// `gateway.stats`' result.
-    public static func stats(_ stats: GatewayStats, devices: Int, maxDevices: Int, bindKeys: Int) -> JSON {
-        [
+    public static func stats(
+        _ stats: GatewayStats, devices: Int, maxDevices: Int, bindKeys: Int, scan: ScanStatus? = nil
+    ) -> JSON {
+        var object: JSONObject = [
             "reportsIn": .int(Int64(stats.reportsIn)), "discoveries": .int(Int64(stats.discoveries)),
             "decoded": .int(Int64(stats.decoded)), "duplicatesDropped": .int(Int64(stats.duplicatesDropped)),
             "filtered": .int(Int64(stats.filtered)), "unknownFormat": .int(Int64(stats.unknownFormat)),
@@ -76,6 +78,8 @@ public enum GatewayJSON {
             "updatesPublished": .int(Int64(stats.updatesPublished)),
             "updatesCoalesced": .int(Int64(stats.updatesCoalesced)), "bindKeys": .int(Int64(bindKeys)),
         ]
+        if let scan { object["scan"] = ["mode": .string(scan.mode), "reason": .string(scan.reason)] }
+        return .object(object)
     }
 
     /// A `reading` event's data: the device and the readings that changed.

@@ -9,6 +9,8 @@ actor GatewayNode {
     private let sinks: [any ReadingSink]
     private let origin = ContinuousClock.now
     let clock: GatewayClock
+    /// How the scan runs now, and why (`gateway.stats` `scan`).
+    private var scan = ScanStatus(mode: "starting", reason: "no scan yet")
 
     init(engine: GatewayEngine, sinks: [any ReadingSink], unixNow: Int64) {
         self.engine = engine
@@ -64,6 +66,13 @@ actor GatewayNode {
 
     func stats() -> JSON {
         GatewayJSON.stats(
-            engine.stats, devices: engine.table.count, maxDevices: engine.config.maxDevices, bindKeys: engine.keyCount)
+            engine.stats, devices: engine.table.count, maxDevices: engine.config.maxDevices, bindKeys: engine.keyCount,
+            scan: scan)
+    }
+
+    /// The scan's mode changed (`plan` is what the gateway asked for); returns the new status.
+    func scanModeChanged(_ mode: ScanMode, plan: ScanPlan) -> ScanStatus {
+        scan = ScanStatus(mode, plan: plan)
+        return scan
     }
 }

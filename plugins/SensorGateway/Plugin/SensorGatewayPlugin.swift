@@ -16,6 +16,8 @@ final class SensorGatewayPlugin: RolePlugin {
     private let central: CentralManager
     private let config: GatewayConfig
     private let running = Mutex<(tasks: [Task<Void, Never>], node: GatewayNode?)>(([], nil))
+    /// Follows the current scan's mode (replaced at each scan).
+    private let modeWatch = Mutex<Task<Void, Never>?>(nil)
 
     init(context: RoleContext) throws {
         self.context = context
@@ -32,15 +34,30 @@ final class SensorGatewayPlugin: RolePlugin {
         try register(node)
         let central = self.central
         let logger = context.logger
-        // Every device, every advertisement: no service filter, duplicates on.
+        // Every device, every advertisement: no service filter, duplicates on; passive through an
+        // advertisement monitor of the decoders' formats where the config and the adapter allow.
+        let plan = ScanPlan(config: config)
+        logger.info("scan plan: \(plan.monitor == nil ? "active" : "passive where offered") (\(plan.reason))")
         let scanning = Task {
             await central.scanWhilePoweredOn(
-                withServices: nil, options: ScanOptions(allowDuplicates: true),
+                withServices: nil, options: ScanOptions(allowDuplicates: true, monitor: plan.monitor),
                 onChange: { event in
                     switch event {
                     case .scanning: logger.info("scanning: every advertisement, duplicates included")
                     case .refused(let error): logger.warning("cannot scan: \(error)")
                     case .ended(let end): logger.info("scan ended: \(end)")
+                    }
+                },
+                onScan: { stream in
+                    let watch = Task {
+                        for await mode in stream.modeUpdates() {
+                            let status = await node.scanModeChanged(mode, plan: plan)
+                            logger.info("scan mode: \(status.mode) (\(status.reason))")
+                        }
+                    }
+                    self.modeWatch.withLock { previous in
+                        previous?.cancel()
+                        previous = watch
                     }
                 }
             ) { found in await node.observe(found) }
@@ -65,6 +82,10 @@ final class SensorGatewayPlugin: RolePlugin {
         }
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
+        modeWatch.withLock { watch in
+            watch?.cancel()
+            watch = nil
+        }
         // Its devices are no longer watched: on the fleet broker they go offline.
         await node?.departAll()
         context.logger.info("stopped")

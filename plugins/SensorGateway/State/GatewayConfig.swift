@@ -28,6 +28,8 @@ public struct GatewayConfig: Sendable {
     public var allow: DeviceFilter?
     /// Devices to drop (any rule matching), checked before `allow`.
     public var deny: DeviceFilter?
+    /// How to scan: passive through an advertisement monitor, or active (see ``ScanPlan``).
+    public var scan = ScanSetting.auto
 
     /// The defaults.
     public init() {}
@@ -40,7 +42,7 @@ public struct GatewayConfig: Sendable {
         guard let fields = JSONFieldReader(json, report: report) else { throw JSONFieldErrors(report.errors) }
         fields.allowOnly([
             "maxDevices", "expirySeconds", "trackUnknown", "eventIntervalSeconds", "eventsPerSecond",
-            "maxReadingsPerDevice", "rssiSmoothing", "keyFile", "allow", "deny",
+            "maxReadingsPerDevice", "rssiSmoothing", "keyFile", "allow", "deny", "scan",
         ])
         maxDevices = fields.integer("maxDevices", in: 1...100_000).map { Int($0) } ?? maxDevices
         expirySeconds = fields.number("expirySeconds", in: 1...86_400) ?? expirySeconds
@@ -60,6 +62,13 @@ public struct GatewayConfig: Sendable {
         }
         allow = fields.object("allow").map(DeviceFilter.init(reading:))
         deny = fields.object("deny").map(DeviceFilter.init(reading:))
+        scan =
+            fields.read("scan", "one of \"auto\", \"passive\", \"active\"") { value in
+                value.stringValue.flatMap(ScanSetting.init(rawValue:))
+            } ?? scan
+        if scan == .passive, let need = ScanPlan.activeNeed(of: self) {
+            report.add(path: fields.path(of: "scan"), "\"passive\" cannot serve \(need.field): \(need.reason)")
+        }
         try report.check()
     }
 

@@ -75,6 +75,8 @@ public final class BlueZCentralBackend: CentralBackend {
     let gate: EventGate
     let sockets: SocketTable
     let loop: SocketLoop
+    /// The advertisement monitors of passive scans, and their applications.
+    let monitors: MonitorApplications
     private let subscriptions = Mutex<[DBusSignalHandler]>([])
 
     /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS` if set) and
@@ -99,6 +101,8 @@ public final class BlueZCentralBackend: CentralBackend {
         self.sockets = table
         let loop = SocketLoop { event in Self.socketEvent(event, gate: gate, sockets: table) }
         self.loop = loop
+        let monitors = MonitorApplications()
+        self.monitors = monitors
         let owners: DBusSignalHandler
         let signals: DBusSignalHandler
         let initialOwner: String?
@@ -107,6 +111,7 @@ public final class BlueZCentralBackend: CentralBackend {
                 guard let change = NameOwnerChange(signal: signal), change.name == BlueZNames.service else { return }
                 if gate.ownerChanged(from: change.oldOwner, to: change.newOwner) {
                     Self.forgetSockets(sockets: table, loop: loop)
+                    monitors.bluetoothdChanged()
                 }
             }
             signals = try await connection.handleSignals(
