@@ -138,9 +138,9 @@ extension CentralManager {
             case .deviceAdded(let path):
                 reportDiscovery(path, state: &state)
                 effects.links.append((path, true))
-            case .deviceChanged(let path, let advertised, let link):
-                if path == heard || advertised { reportDiscovery(path, state: &state) }
-                if link { effects.links.append((path, false)) }
+            case .deviceChanged(let path, let keys):
+                if path == heard || keys.advertised { reportDiscovery(path, state: &state) }
+                if keys.link { effects.links.append((path, false)) }
             case .deviceRemoved(let path):
                 state.forgetReports(of: path)
             case .characteristicValueChanged(let path):

@@ -5,9 +5,8 @@
 enum TreeEvent: Hashable, Sendable {
     /// A device appeared.
     case deviceAdded(path: String)
-    /// A device's properties changed: its advertisement (`advertised`), its
-    /// link or service resolution (`link`), or something else.
-    case deviceChanged(path: String, advertised: Bool, link: Bool)
+    /// A device's properties changed (``DeviceKeys`` says which kind).
+    case deviceChanged(path: String, keys: DeviceKeys)
     /// A device went away.
     case deviceRemoved(path: String)
     /// A characteristic's value changed (a notification through StartNotify, or a read).
@@ -20,6 +19,19 @@ enum TreeEvent: Hashable, Sendable {
     case other
 }
 
+/// The properties of a device that changed, asked what they touch only when
+/// the manager needs to know (an advertisement report skips the first question).
+struct DeviceKeys: Hashable, Sendable {
+    /// The names of the changed properties.
+    let names: [String]
+
+    /// Whether its advertisement changed.
+    var advertised: Bool { names.contains(where: ObjectTreeChange.advertisingKeys.contains) }
+
+    /// Whether its link or the resolution of its services changed.
+    var link: Bool { names.contains("Connected") || names.contains("ServicesResolved") }
+}
+
 extension ObjectTreeChange {
     /// The device properties that come with an advertisement report.
     static let advertisingKeys: Set<String> = ["RSSI", "ManufacturerData", "ServiceData", "UUIDs", "Name", "TxPower"]
@@ -30,9 +42,7 @@ extension ObjectTreeChange {
         case .added(let path, BlueZInterface.device):
             return .deviceAdded(path: path)
         case .changed(let path, BlueZInterface.device, let keys):
-            return .deviceChanged(
-                path: path, advertised: keys.contains(where: Self.advertisingKeys.contains),
-                link: keys.contains("Connected") || keys.contains("ServicesResolved"))
+            return .deviceChanged(path: path, keys: DeviceKeys(names: keys))
         case .removed(let path, BlueZInterface.device):
             return .deviceRemoved(path: path)
         case .changed(let path, BlueZInterface.gattCharacteristic, let keys) where keys.contains("Value"):
