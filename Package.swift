@@ -34,8 +34,9 @@ let package = Package(
         // AES-CCM over CCrypto and the framing of encrypted BTHome v2 data: the sensor gateway decrypts it,
         // blesim's simulated sensors encrypt it.
         .target(name: "BTHomeCrypto", dependencies: ["CCrypto"], swiftSettings: strict),
-        // libmosquitto: the MQTT client of the fleet layer (docs/fleet.md).
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // libmosquitto: the MQTT client of the fleet layer (docs/fleet.md), loaded at run time only
+        // by an agent with a fleet section (Debian libmosquitto-dev for the header).
+        .target(name: "CMosquitto"),
         // The control API's wire types, shared by the agent and blectl.
         .target(name: "ControlProtocol", dependencies: [core], swiftSettings: strict),
         // The agent apart from its entry point: config, control server, sd_notify, signals.

@@ -38,7 +38,7 @@ version=$(sed -n 's/.*static let version = "\([^"]*\)".*/\1/p' Sources/AgentCore
     "bleagent/$version/amd64" ] &&
     pass "Package bleagent, Version $version, Architecture amd64" || fail "control fields: $(dpkg-deb -f "$deb")"
 depends=$(dpkg-deb -f "$deb" Depends)
-for dep in adduser libc6 libdbus-1-3 libjson-c5; do
+for dep in adduser libc6 libdbus-1-3 libjson-c5 libmosquitto1; do
     [[ ", $depends," == *", $dep"[\ ,]* ]] || fail "Depends lacks $dep: $depends"
 done
 [[ "$depends" != *swift* ]] || fail "Depends names a Swift package: $depends"

@@ -227,10 +227,23 @@ def main():
                                            "config": {"rssiThreshold": -11, "settle": 0}}}
             pushes.append((node, json.dumps(pushed)))
         push_start = time.time()
-        publishers = [subprocess.Popen(["mosquitto_pub", *client_args, "-q", "1", "-r", "-t",
-                                        f"bleagent/{node}/config/set", "-m", text]) for node, text in pushes]
-        for publisher in publishers:
-            publisher.wait()
+        # One mosquitto_pub per node, all at once, as operators' tools do. A connect that the
+        # broker's listen queue refuses (EAGAIN on a busy Unix socket) is tried again: a
+        # limit of this script's clients, not of the agents; the retries are printed.
+        waiting, retries = pushes, 0
+        for attempt in range(5):
+            publishers = [(node, text, subprocess.Popen(
+                ["mosquitto_pub", *client_args, "-q", "1", "-r", "-t", f"bleagent/{node}/config/set", "-m", text],
+                stderr=subprocess.DEVNULL)) for node, text in waiting]
+            waiting = [(node, text) for node, text, publisher in publishers if publisher.wait() != 0]
+            if not waiting:
+                break
+            retries += len(waiting)
+            time.sleep(0.5 * (attempt + 1))
+        if retries:
+            progress(f"config push: {retries} publishes tried again (connect refused by the broker's queue)")
+        for node, _ in waiting:
+            progress(f"{node}: the config could not be published")
         applied = {}
         deadline = time.monotonic() + 120
         while len(applied) < args.agents and time.monotonic() < deadline:

@@ -142,6 +142,9 @@ depends=$(sed -n 's/^shlibs:Depends=//p' "$shlibs/substvars")
 grep -v -e "can't extract name and version from library name" -e 'could avoid a useless dependency' \
     "$shlibs/warnings" >&2 || true
 [ -n "$depends" ] || { echo "package.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# The fleet loads libmosquitto at run time (dlopen, Sources/CMosquitto), so no
+# ELF file names it and dpkg-shlibdeps cannot see it: it is named here.
+depends="libmosquitto1 (>= 2.0), $depends"
 size=$(du -sk --apparent-size --exclude=DEBIAN "$root" | cut -f1)
 sed -e "s/@VERSION@/$version/" -e "s/@INSTALLED_SIZE@/$size/" -e "s/@DEPENDS@/adduser, $depends/" -e "s/@MAINTAINER@/$maintainer/" \
     contrib/debian/control.in > "$root/DEBIAN/control"

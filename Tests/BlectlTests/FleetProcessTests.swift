@@ -52,6 +52,23 @@ struct FleetProcessTests {
         await terminate(status, again)
     }
 
+    @Test("libmosquitto (with the libssl and libcrypto it needs) is loaded only by an agent with a fleet section")
+    func libmosquittoOnlyWithAFleet() async throws {
+        let plain = try await RunningAgent(config: diagnosticsConfig(fleet: ""))
+        #expect(try await blectl(["--socket", plain.socketPath, "status"]).status == 0)
+        #expect(await maps(plain.child.pid, library: "libmosquitto") == false)
+        #expect(await plain.stop().status == 0)
+
+        let broker = try await MosquittoBroker()
+        let status = try await broker.subscriber(["bleagent/lane-0/status"])
+        let agent = try await RunningAgent(
+            config: diagnosticsConfig(fleet: fleetSection(broker: broker, node: "lane-0")))
+        _ = try #require(
+            await nextMessage(from: status, topic: "bleagent/lane-0/status") { $0["state"] == "online" })
+        #expect(await maps(agent.child.pid, library: "libmosquitto"))
+        await terminate(status)
+    }
+
     @Test(
         "events go to <prefix>/events/<kind>: plugin events as they come, discoveries as one summary per interval"
     )

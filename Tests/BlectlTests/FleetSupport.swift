@@ -1,5 +1,6 @@
 import BLETesting
 import Glibc
+import IO
 import JSON
 import Testing
 
@@ -181,7 +182,7 @@ func fleetSection(broker: MosquittoBroker, node: String, extra: String = "") -> 
 }
 
 /// An agent config: the Diagnostics plugin in both roles (no BLE needed),
-/// backend sim, with `fleet` (a `"fleet": {...}` member) added.
+/// backend sim, with `fleet` (a `"fleet": {...}` member, or "" for none) added.
 func diagnosticsConfig(role: String = "central", fleet: String, heartbeatSeconds: Int = 0) -> String {
     """
     {
@@ -195,8 +196,7 @@ func diagnosticsConfig(role: String = "central", fleet: String, heartbeatSeconds
       "roles": {
         "central": { "plugin": "Diagnostics", "config": { "heartbeatSeconds": \(heartbeatSeconds) } },
         "peripheral": { "plugin": "Diagnostics", "config": { "heartbeatSeconds": \(heartbeatSeconds) } }
-      },
-      \(fleet)
+      }\(fleet.isEmpty ? "" : ",\n  " + fleet)
     }
     """
 }
@@ -227,5 +227,23 @@ func terminate(_ children: Child...) async {
     for child in children {
         child.signal(SIGTERM)
         _ = await child.finish()
+    }
+}
+
+/// Whether `/proc/<pid>/maps` lists a file whose name contains `library`
+/// (read on the blocking pool).
+func maps(_ pid: pid_t, library: String) async -> Bool {
+    await BlockingPool.shared.run {
+        let fd = open("/proc/\(pid)/maps", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var text: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            text += chunk[..<count]
+        }
+        return String(decoding: text, as: UTF8.self).contains(library)
     }
 }
