@@ -249,13 +249,27 @@ struct BlueZInterfaces: Sendable {
     /// Device1.Connect: `Connected` true before the reply; the GATT objects and
     /// `ServicesResolved` after it (bluetoothd resolves services once connected).
     private func connect(_ adapter: Int, _ address: DeviceAddress, _ call: DBusMethodCall) async throws {
-        let outcome = try run { () throws(BlueZError) in
-            try host.world { world, now throws(BlueZError) in
-                (try world.beginConnect(adapter: adapter, address: address, at: now), [])
+        let attempt = { [host] () throws in
+            try self.run { () throws(BlueZError) in
+                try host.world { world, now throws(BlueZError) in
+                    (try world.beginConnect(adapter: adapter, address: address, at: now), [])
+                }
+            }
+        }
+        var outcome = try attempt()
+        if case .waits(let error, let seconds) = outcome {
+            // Listen for the device as the kernel does: every 50 ms (an advertising interval's order),
+            // until it is heard or the connection attempt times out.
+            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            while case .waits = outcome {
+                guard ContinuousClock.now < deadline else { throw DBusMapping.error(error) }
+                try await Task.sleep(for: .milliseconds(50))
+                outcome = try attempt()
             }
         }
         switch outcome {
         case .alreadyConnected: return
+        case .waits(let error, _): throw DBusMapping.error(error)
         case .fails(let error, let delay):
             try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
             throw DBusMapping.error(error)

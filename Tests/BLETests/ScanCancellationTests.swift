@@ -54,17 +54,28 @@ import Testing
                 finish(true)
             }
             startThread {
-                // The deadline: a run of 2,000 rounds takes well under a second when nothing blocks.
-                var deadline = timespec(tv_sec: 60, tv_nsec: 0)
-                var left = timespec()
-                while nanosleep(&deadline, &left) != 0 && errno == EINTR { deadline = left }
+                // A deadlock stops the rounds; a busy machine only slows them (each round waits for the
+                // consumer task to be scheduled on the cooperative pool, which other tests may keep busy).
+                // So the watchdog fails the test when no round completed for 30 s in a row, not when the
+                // whole run is slow.
+                var seen = -1
+                var stalled = 0
+                while stalled < 30 && !stop.load(ordering: .relaxed) {
+                    var second = timespec(tv_sec: 1, tv_nsec: 0)
+                    var left = timespec()
+                    while nanosleep(&second, &left) != 0 && errno == EINTR { second = left }
+                    let now = rounds.load(ordering: .relaxed)
+                    stalled = now == seen ? stalled + 1 : 0
+                    seen = now
+                }
                 finish(false)
             }
         }
         stop.store(true, ordering: .relaxed)
         #expect(
             finished,
-            "scan cancellation deadlocked with discovery delivery after \(rounds.load(ordering: .relaxed)) rounds")
+            "scan cancellation deadlocked with discovery delivery: no round ended for 30 s, after \(rounds.load(ordering: .relaxed)) rounds"
+        )
         if finished { manager.stopScan() }
     }
 }

@@ -42,12 +42,14 @@ struct LinkAndTerminalTests {
             GATTObjects.characteristicPath(valueHandle: chrc.valueHandle, devicePath: devicePath, in: server))
     }
 
-    @Test("Connect: Connected true, then the GATT objects and ServicesResolved; a non-connectable device fails late")
+    @Test(
+        "Connect: Connected true, then the GATT objects and ServicesResolved; a device not heard is waited for until connectFailSeconds"
+    )
     func connect() throws {
         var world = try Self.world()
         #expect(
             try world.beginConnect(adapter: 0, address: Self.beacon, at: .zero)
-                == .fails(SimWorld.connectionAbort, delay: 0.5))
+                == .waits(SimWorld.connectionAbort, seconds: 0.5))
         _ = try world.beginConnect(adapter: 0, address: Self.terminal, at: .zero)
         let up = world.completeConnect(adapter: 0, address: Self.terminal).flatMap(\.events)
         #expect(up == [.deviceChanged(Self.terminal, changed: [Property("Connected", .bool(true))], invalidated: [])])
@@ -66,6 +68,19 @@ struct LinkAndTerminalTests {
         #expect(changed.first == Property("ServicesResolved", .bool(true)))
         #expect(changed.map(\.name) == ["ServicesResolved", "UUIDs"])
         #expect(try world.beginConnect(adapter: 0, address: Self.terminal, at: .zero) == .alreadyConnected)
+    }
+
+    @Test(
+        "a device not heard when Connect comes (silenced) connects once it is heard again, as the kernel's attempt does"
+    )
+    func connectWaitsForTheDevice() throws {
+        var world = try Self.world()
+        _ = world.silence(Self.terminal, true)
+        #expect(
+            try world.beginConnect(adapter: 0, address: Self.terminal, at: .zero)
+                == .waits(SimWorld.connectionAbort, seconds: 0.5))
+        _ = world.silence(Self.terminal, false)
+        #expect(try world.beginConnect(adapter: 0, address: Self.terminal, at: .zero) == .connects(delay: 0.02))
     }
 
     @Test(

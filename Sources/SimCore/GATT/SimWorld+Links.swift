@@ -22,6 +22,10 @@ public enum ConnectOutcome: Sendable, Equatable {
     case connects(delay: Double)
     /// Fails with `error` after `delay` seconds (bluetoothd waits for the kernel's timeout).
     case fails(BlueZError, delay: Double)
+    /// The device is not heard now. The kernel keeps listening for its advertisement and
+    /// connects as soon as it hears one (ask ``SimWorld/beginConnect(adapter:address:at:)``
+    /// again as time passes); after `seconds` it gives up and the call fails with `error`.
+    case waits(BlueZError, seconds: Double)
 }
 
 /// Connections and remote GATT (bluetoothd's device.c and gatt-client.c).
@@ -33,7 +37,9 @@ extension SimWorld {
     public func deviceIndex(_ address: DeviceAddress) -> Int? { devices.firstIndex { $0.address == address } }
 
     /// Device1.Connect: NotReady while powered off, DoesNotExist for an unknown device; a device
-    /// that is silenced, not connectable or out of range fails after `connectFailSeconds`.
+    /// that is silenced, not connectable or out of range is waited for: it connects if it is heard
+    /// within `connectFailSeconds` (a peripheral between two advertisements, or re-registering its
+    /// advertisement), and fails after that, as the kernel's LE connection attempt does.
     ///
     /// An injected `timeout` is a peer that never completes the connection: bluetoothd 5.66
     /// answers it as it answers an unreachable device, Failed "le-connection-abort-by-local"
@@ -56,7 +62,7 @@ extension SimWorld {
         case nil: break
         }
         guard let index = deviceIndex(address), reachable(index, from: adapter, at: now) else {
-            return .fails(Self.connectionAbort, delay: connectFailSeconds + delay)
+            return .waits(Self.connectionAbort, seconds: connectFailSeconds + delay)
         }
         return .connects(delay: connectSeconds + delay)
     }
