@@ -43,13 +43,19 @@ public final class ChildProcess: Sendable {
         /// The signal that killed it, when one did.
         public var signal: Int32?
 
-        /// The status as a shell reports it: the code, or 128 plus the signal.
-        public var shellStatus: Int32 { code ?? (128 + (signal ?? 0)) }
+        /// The status as a shell reports it: the code, or 128 plus the signal; -1 when it is not known (the
+        /// child was reaped elsewhere), which no exit or signal gives.
+        public var shellStatus: Int32 {
+            if let code { return code }
+            if let signal { return 128 + signal }
+            return -1
+        }
 
-        /// `exit status N` or `killed by signal N`.
+        /// `exit status N`, `killed by signal N`, or that it is not known.
         public var description: String {
             if let code { return "exit status \(code)" }
-            return "killed by signal \(signal ?? 0)"
+            if let signal { return "killed by signal \(signal)" }
+            return "status unknown (reaped elsewhere)"
         }
 
         /// The status of a child another waiter reaped first (nothing is known).
@@ -404,6 +410,9 @@ final class ExitWatch: Sendable {
     }
 
     private func reap() {
+        // Once reaped, never again: a readiness event the loop already held for the pidfd may still call here,
+        // and a second waitpid would fail with ECHILD and overwrite the status with `.unknown`.
+        if state.withLock({ $0.status != nil }) { return }
         var raw: Int32 = 0
         let reaped = waitpid(pid, &raw, WNOHANG)
         if reaped == 0 || (reaped < 0 && Errno.current == .interrupted) { return }
