@@ -1,10 +1,13 @@
 import BLE
+import BlueZ
 import Synchronization
 
-/// A scripted ``CentralBackend``: the test feeds events (``send(_:)``) as bluetoothd would, each delivered at
-/// once and followed by the end of a batch (held until the manager attaches), and decides how each GATT call
-/// ends (``answers``, or parked until ``finish(_:with:)``); every call is recorded and announced on ``calls``.
-/// A plugin's central logic is tested over it without a bus, a simulator or a process.
+/// A scripted ``CentralBackend``: the test feeds events (``send(_:)``, ``sendSnapshot(_:serial:)``) as
+/// bluetoothd would, each delivered at once and followed by the end of a batch (held until the manager
+/// attaches), and decides how each GATT call ends (``answers``, or parked until ``finish(_:with:)``); every call
+/// is recorded and announced on ``calls``. A plugin's central logic is tested over it without a bus, a
+/// simulator or a process. Like ``BlueZCentralBackend``, it decodes BlueZ's adapters (``BlueZAdapterTable``):
+/// the Adapter1 objects of a tree or a delta it is fed reach the manager as ``AdapterStatus`` values.
 public final class FakeCentralBackend: CentralBackend {
     /// A call the manager made, with the object path it named.
     public enum Call: Hashable, Sendable {
@@ -25,7 +28,9 @@ public final class FakeCentralBackend: CentralBackend {
         case unregisterMonitor(scan: UInt64)
     }
 
-    private let delivery = Mutex<(receiver: CentralEventReceiver?, held: [CentralBackendEvent])>((nil, []))
+    private let delivery = Mutex<
+        (receiver: CentralEventReceiver?, held: [CentralBackendEvent], adapters: BlueZAdapterTable)
+    >((nil, [], BlueZAdapterTable()))
     /// Every call, in order, as it is made.
     public let calls: AsyncStream<Call>
     private let callSink: AsyncStream<Call>.Continuation
@@ -54,17 +59,35 @@ public final class FakeCentralBackend: CentralBackend {
         receiver.batchEnded()
     }
 
-    /// Delivers `event` (one at a time, in call order) and ends the batch.
+    /// Delivers `event` (one at a time, in call order) and ends the batch. A delta is BlueZ's: its Adapter1
+    /// part becomes ``CentralBackendEvent/adapterUpdated(_:)`` or ``CentralBackendEvent/adapterRemoved(id:)``,
+    /// as ``BlueZCentralBackend`` sends it.
     public func send(_ event: CentralBackendEvent) {
         let receiver = delivery.withLock { delivery -> CentralEventReceiver? in
+            var events: [CentralBackendEvent] = []
+            switch event {
+            case .delta(let delta, let serial): delivery.adapters.signal(delta, serial: serial) { events.append($0) }
+            case .bluetoothdPresent:
+                delivery.adapters.reset()
+                events = [event]
+            default: events = [event]
+            }
             guard let receiver = delivery.receiver else {
-                delivery.held.append(event)
+                delivery.held += events
                 return nil
             }
-            receiver.receive(event)
+            for event in events { receiver.receive(event) }
             return receiver
         }
         receiver?.batchEnded()
+    }
+
+    /// Delivers a GetManagedObjects reply holding BlueZ's `tree` (adapters included, as Adapter1 objects) the
+    /// way ``BlueZCentralBackend`` does: the adapters decoded, the rest of the tree as it is.
+    public func sendSnapshot(_ tree: ObjectTreeSnapshot, serial: UInt32? = nil) {
+        var tree = tree
+        let adapters = delivery.withLock { $0.adapters.snapshot(&tree, serial: serial) }
+        send(.snapshot(tree, adapters: adapters, serial: serial))
     }
 
     /// Records ``Call/pauseNotifications(_:_:)``.
@@ -106,7 +129,7 @@ public final class FakeCentralBackend: CentralBackend {
         guard let tree = snapshotReply.withLock({ $0 }) else {
             throw BLEError(.failed, message: "no snapshot scripted")
         }
-        send(.snapshot(tree, serial: nil))
+        sendSnapshot(tree)
     }
     /// When true, refreshes park like reads (ended by ``finish(_:with:)``).
     public let parkRefreshes = Mutex(false)
@@ -156,7 +179,8 @@ public final class FakeCentralBackend: CentralBackend {
     public func unregisterMonitor(scan: UInt64) async { record(.unregisterMonitor(scan: scan)) }
 }
 
-/// A small BlueZ tree for ``FakeCentralBackend``: adapter hci0 with one heart-rate sensor.
+/// A small BlueZ tree for ``FakeCentralBackend``: adapter hci0 with one heart-rate sensor (feed it with
+/// ``FakeCentralBackend/sendSnapshot(_:serial:)``).
 public enum FakeTree {
     public static let adapter = "/org/bluez/hci0"
     public static let device = "/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF"

@@ -52,7 +52,9 @@ public final class FakePeripheralBackend: PeripheralBackend {
         let backend = FakePeripheralBackend()
         let manager = PeripheralManager(backend: backend, options: options, clock: clock)
         backend.send(.bluetoothdPresent(true))
-        backend.send(.adapters([AdapterStatus(path: "/org/bluez/hci0", powered: true)]))
+        backend.send(
+            .adapters([AdapterStatus(id: "/org/bluez/hci0", name: "hci0", address: "00:11:22:33:44:55", powered: true)])
+        )
         for await state in manager.stateUpdates() where state == .poweredOn { break }
         return (manager, backend)
     }

@@ -23,7 +23,8 @@ func option(_ name: String, _ fallback: String) -> String {
     guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return fallback }
     return arguments[index + 1]
 }
-let adapter = "/org/bluez/" + option("--adapter", "hci1")
+let adapterName = option("--adapter", "hci1")
+let adapter = "/org/bluez/" + adapterName
 let notifyMode = option("--notify", "acquire")
 let deadline = Int(option("--timeout", "60")) ?? 60
 let start = ContinuousClock.now
@@ -55,7 +56,7 @@ func expect(_ condition: Bool, _ what: String) throws {
 func run() async throws {
     let backend = try await BlueZCentralBackend.system(
         options: .init(acquireNotify: notifyMode == "acquire", acquireWrite: true))
-    let central = CentralManager(backend: backend, options: .init(adapter: adapter))
+    let central = CentralManager(backend: backend, options: .init(adapter: adapterName))
     for await state in central.stateUpdates() {
         log("state \(state)")
         if state == .poweredOff {
@@ -185,7 +186,7 @@ func run() async throws {
 
 func runRestart() async throws {
     let backend = try await BlueZCentralBackend.system()
-    let central = CentralManager(backend: backend, options: .init(adapter: adapter))
+    let central = CentralManager(backend: backend, options: .init(adapter: adapterName))
     let states = central.stateUpdates()
     for await state in central.stateUpdates() where state == .poweredOn { break }
     log("state poweredOn")

@@ -62,7 +62,7 @@ import Testing
         let backend = FakeCentralBackend()
         let manager = CentralManager(backend: backend, options: options, clock: clock)
         backend.send(.bluetoothdPresent(true))
-        backend.send(.snapshot(Self.adapters, serial: nil))
+        backend.sendSnapshot(Self.adapters)
         for await state in manager.stateUpdates() where state == .poweredOn { break }
         return (manager, backend)
     }
@@ -187,7 +187,7 @@ import Testing
     }
 
     @Test func aCentralSeesReportsAndDrivesOnlyTheDevicesOfItsAdapter() async throws {
-        let (manager, backend) = await poweredOn(.init(adapter: Self.adapter1))
+        let (manager, backend) = await poweredOn(.init(adapter: "hci1"))
         let connections = manager.connectionEvents()
         var scan = try manager.scanForPeripherals(options: ScanOptions(allowDuplicates: true)).makeAsyncIterator()
         // hci0's own visitor (a central connected in to hci0), and a device hci1 hears.
@@ -216,7 +216,7 @@ import Testing
         let manager = CentralManager(
             backend: backend, options: .init(notificationQueueCapacity: 8), clock: ManualClock())
         backend.send(.bluetoothdPresent(true))
-        backend.send(.snapshot(FakeTree.snapshot(connected: true, resolved: true), serial: nil))
+        backend.sendSnapshot(FakeTree.snapshot(connected: true, resolved: true))
         for await state in manager.stateUpdates() where state == .poweredOn { break }
         let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
         let service = try #require(try await peripheral.discoverServices([.heartRate]).first)

@@ -14,7 +14,7 @@ import Testing
         let clock = ManualClock()
         let manager = CentralManager(backend: backend, options: .init(operationPolicy: policy), clock: clock)
         backend.send(.bluetoothdPresent(true))
-        backend.send(.snapshot(FakeTree.snapshot(connected: connected, resolved: resolved), serial: nil))
+        backend.sendSnapshot(FakeTree.snapshot(connected: connected, resolved: resolved))
         for await state in manager.stateUpdates() where state == .poweredOn { break }
         return (manager, backend, clock)
     }
@@ -71,7 +71,7 @@ import Testing
         #expect(await states.next() == .unknown)
         backend.send(.bluetoothdPresent(true))
         await waitFor(.requestSnapshot, in: &calls)
-        backend.send(.snapshot(FakeTree.snapshot(powered: false), serial: nil))
+        backend.sendSnapshot(FakeTree.snapshot(powered: false))
         #expect(await states.next() == .poweredOff)
         #expect(throws: BLEError.poweredOff) { _ = try manager.scanForPeripherals() }
         backend.send(
@@ -167,7 +167,7 @@ import Testing
         #expect(again.end == .bluetoothdGone)
         #expect(!backend.log.contains(.stopDiscovery), "BlueZ forgot the discovery: nothing to stop")
         backend.send(.bluetoothdPresent(true))
-        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        backend.sendSnapshot(FakeTree.snapshot())
         let third = try manager.scanForPeripherals()
         manager.stopScan()
         for await _ in third {}
@@ -205,7 +205,7 @@ import Testing
         let manager = CentralManager(backend: backend, clock: ManualClock())
         var calls = backend.calls.makeAsyncIterator()
         backend.send(.bluetoothdPresent(true))
-        backend.send(.snapshot(FakeTree.snapshot(powered: false), serial: nil))
+        backend.sendSnapshot(FakeTree.snapshot(powered: false))
         let (found, sink) = AsyncStream<Discovery>.makeStream()
         let (events, eventSink) = AsyncStream<String>.makeStream()
         let loop = Task {
@@ -404,7 +404,7 @@ import Testing
         let manager = CentralManager(backend: backend, clock: clock)
         var states = manager.stateUpdates().makeAsyncIterator()
         backend.send(.bluetoothdPresent(true))
-        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        backend.sendSnapshot(FakeTree.snapshot())
         while await states.next() != .poweredOn {}
         clock.advance(by: .seconds(600))
         backend.send(Self.adapterPowered(false))
@@ -432,7 +432,7 @@ import Testing
         let manager = CentralManager(backend: backend, options: options, clock: clock)
         var states = manager.stateUpdates().makeAsyncIterator()
         backend.send(.bluetoothdPresent(true))
-        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        backend.sendSnapshot(FakeTree.snapshot())
         while await states.next() != .poweredOn {}
         #expect(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).count == 1)
         clock.advance(by: .seconds(61))

@@ -26,7 +26,7 @@ import Testing
             backend: backend, options: .init(operationPolicy: helper.policy, notificationQueueCapacity: capacity),
             clock: ManualClock())
         backend.send(.bluetoothdPresent(true))
-        backend.send(.snapshot(FakeTree.snapshot(connected: true, resolved: true), serial: nil))
+        backend.sendSnapshot(FakeTree.snapshot(connected: true, resolved: true))
         for await state in manager.stateUpdates() where state == .poweredOn { break }
         let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
         let measurement = try #require(try await helper.characteristics(of: peripheral)[.heartRateMeasurement])

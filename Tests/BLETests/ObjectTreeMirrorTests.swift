@@ -14,6 +14,11 @@ import Testing
         ]
     }
 
+    /// The adapter as the backend decodes it: its address names the devices' identifiers.
+    var hci0: AdapterStatus { AdapterStatus(id: adapter, name: "hci0", address: "00:11:22:33:44:55", powered: true) }
+
+    /// A tree as BlueZ serves it; the mirror keeps the adapter's object like any other (the backend takes
+    /// Adapter1 out and hands the adapters over as ``AdapterStatus`` values).
     var snapshot: ObjectTreeSnapshot {
         [
             adapter: [BlueZInterface.adapter: ["Address": .string("00:11:22:33:44:55"), "Powered": .bool(true)]],
@@ -197,8 +202,9 @@ import Testing
                 "UUID": .string("00002a37-0000-1000-8000-00805f9b34fb"), "Service": .objectPath(service),
             ]
         ]
+        mirror.setAdapters([hci0])
         _ = mirror.applySnapshot(tree, now: t0)
-        #expect(mirror.adapters.map(\.address) == ["00:11:22:33:44:55"])
+        #expect(mirror.adapterAddress(of: adapter) == "00:11:22:33:44:55")
         #expect(mirror.devices.first?.addressType == .random)
         let id = PeripheralIdentifier(adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
         #expect(mirror.identifier(ofDeviceAt: device) == id)
@@ -351,10 +357,7 @@ import Testing
         _ = mirror.receive(
             .interfacesAdded(path: device, interfaces: [BlueZInterface.device: deviceProperties(rssi: -40)]), now: t0)
         #expect(mirror.identifier(ofDeviceAt: device) == nil, "no adapter address yet")
-        _ = mirror.receive(
-            .interfacesAdded(
-                path: adapter, interfaces: [BlueZInterface.adapter: ["Address": .string("00:11:22:33:44:55")]]),
-            now: t0)
+        mirror.updateAdapter(hci0)
         let id = PeripheralIdentifier(adapter: "00:11:22:33:44:55", address: "AA:BB:CC:DD:EE:FF", addressType: .random)
         #expect(mirror.identifier(ofDeviceAt: device) == id, "the adapter's address arriving names its devices")
         #expect(mirror.devicePath(for: id) == device)

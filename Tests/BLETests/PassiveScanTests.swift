@@ -11,7 +11,7 @@ struct PassiveScanTests {
         let backend = FakeCentralBackend()
         let manager = CentralManager(backend: backend)
         backend.send(.bluetoothdPresent(true))
-        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        backend.sendSnapshot(FakeTree.snapshot())
         for await state in manager.stateUpdates() where state == .poweredOn { break }
         return (manager, backend)
     }

@@ -4,7 +4,7 @@ import GATT
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct PeripheralManagerTests {
-    let hci0 = AdapterStatus(path: "/org/bluez/hci0", powered: true)
+    let hci0 = AdapterStatus(id: "/org/bluez/hci0", name: "hci0", address: "00:11:22:33:44:55", powered: true)
     let central = PeripheralIdentifier(adapter: "00:11:22:33:44:55", address: "66:55:44:33:22:11", addressType: .random)
     let level = LocalCharacteristic(service: .battery, uuid: .batteryLevel)
     let battery = GATTService(
@@ -163,7 +163,7 @@ import Testing
         let advertisement = AdvertisingData(serviceUUIDs: [.battery])
         try await manager.add(battery)
         try await manager.startAdvertising(advertisement)
-        backend.send(.adapterUpdated(.init(path: hci0.path, powered: false)))
+        backend.send(.adapterUpdated(.init(id: hci0.id, name: hci0.name, address: hci0.address, powered: false)))
         backend.send(.adapterUpdated(hci0))
         for _ in 0..<2 {
             await waitFor(.setApplication([battery]), in: &calls)

@@ -32,11 +32,11 @@ import Testing
         let refusal = BLEError(.failed, message: "refused after power-on")
         backend.applicationRefusals.withLock { $0 = [refusal] }
         let hci0 = PeripheralManagerTests().hci0
-        backend.send(.adapterUpdated(.init(path: hci0.path, powered: false)))
-        backend.send(.adapterUpdated(.init(path: hci0.path, powered: true)))
+        backend.send(.adapterUpdated(.init(id: hci0.id, name: hci0.name, address: hci0.address, powered: false)))
+        backend.send(.adapterUpdated(.init(id: hci0.id, name: hci0.name, address: hci0.address, powered: true)))
         #expect(await updates.next() == [RegistrationFailure(kind: .application, error: refusal)])
-        backend.send(.adapterUpdated(.init(path: hci0.path, powered: false)))
-        backend.send(.adapterUpdated(.init(path: hci0.path, powered: true)))
+        backend.send(.adapterUpdated(.init(id: hci0.id, name: hci0.name, address: hci0.address, powered: false)))
+        backend.send(.adapterUpdated(.init(id: hci0.id, name: hci0.name, address: hci0.address, powered: true)))
         #expect(await updates.next() == [], "registered again on the next power-on")
     }
 }

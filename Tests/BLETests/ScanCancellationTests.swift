@@ -15,7 +15,7 @@ import Testing
         let backend = FakeCentralBackend()
         let manager = CentralManager(backend: backend, options: .init(), clock: ManualClock())
         backend.send(.bluetoothdPresent(true))
-        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        backend.sendSnapshot(FakeTree.snapshot())
         for await state in manager.stateUpdates() where state == .poweredOn { break }
 
         let stop = Atomic<Bool>(false)

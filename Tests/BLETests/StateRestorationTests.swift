@@ -20,7 +20,7 @@ import Testing
             let manager = CentralManager(backend: backend, options: options, clock: ManualClock())
             #expect(manager.restoredState == .empty)
             backend.send(.bluetoothdPresent(true))
-            backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+            backend.sendSnapshot(FakeTree.snapshot())
             for await state in manager.stateUpdates() where state == .poweredOn { break }
             let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [FakeTree.identifier]).first)
             try await manager.connect(peripheral)
@@ -42,7 +42,7 @@ import Testing
         #expect(restored.subscriptions == [reference])
         #expect(restored.knownPeripherals.map(\.address) == ["AA:BB:CC:DD:EE:FF"])
         backend.send(.bluetoothdPresent(true))
-        backend.send(.snapshot(FakeTree.snapshot(), serial: nil))
+        backend.sendSnapshot(FakeTree.snapshot())
         await waitFor(.connect(FakeTree.device), in: &calls)
         backend.send(FakeTree.deviceChanged(["Connected": .bool(true)]))
         backend.send(FakeTree.deviceChanged(["ServicesResolved": .bool(true)]))
@@ -57,7 +57,7 @@ import Testing
 
     @Test func aRestartedPeripheralRegistersItsServicesAndAdvertisementAgain() async throws {
         let store = try #require(RestorationStore(directory: try temporaryDirectory(), restoreIdentifier: "peripheral"))
-        let hci0 = AdapterStatus(path: "/org/bluez/hci0", powered: true)
+        let hci0 = AdapterStatus(id: "/org/bluez/hci0", name: "hci0", address: "00:11:22:33:44:55", powered: true)
         let battery = GATTService(
             uuid: .battery, characteristics: [GATTCharacteristic(uuid: .batteryLevel, properties: [.read, .notify])])
         let advertisement = AdvertisingData(serviceUUIDs: [.battery], localName: "bat")

@@ -80,7 +80,7 @@ struct SensorAggregatorSimTests {
             // StartNotify, not AcquireNotify: each value arrives as a PropertiesChanged signal.
             backend: try await BlueZCentralBackend(
                 connection: connection, options: BlueZCentralBackend.Options(acquireNotify: false)),
-            options: CentralManager.Options(adapter: "/org/bluez/hci1"))
+            options: CentralManager.Options(adapter: "hci1"))
         for await state in central.stateUpdates() where state == .poweredOn { break }
 
         // The advertisement, once re-planned with the readings: the docs' BTHome fixture.
@@ -154,7 +154,7 @@ struct SensorAggregatorSimTests {
         let central = CentralManager(
             backend: try await BlueZCentralBackend(
                 connection: connection, options: BlueZCentralBackend.Options(acquireNotify: false)),
-            options: CentralManager.Options(adapter: "/org/bluez/hci1"))
+            options: CentralManager.Options(adapter: "hci1"))
         for await state in central.stateUpdates() where state == .poweredOn { break }
         var heard: Discovery?
         for await found in try central.scanForPeripherals(withServices: [.environmentalSensing]) {

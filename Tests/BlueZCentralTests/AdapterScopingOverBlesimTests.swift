@@ -21,7 +21,7 @@ struct AdapterScopingOverBlesimTests {
             let peripheralConnection = try await bed.connect()
             let server = PeripheralManager(
                 backend: try await BlueZPeripheralBackend.start(connection: peripheralConnection),
-                options: .init(adapter: "/org/bluez/hci0"))
+                options: .init(adapter: "hci0"))
             for await state in server.stateUpdates() where state == .poweredOn { break }
             try await server.add(
                 GATTService(
@@ -34,7 +34,7 @@ struct AdapterScopingOverBlesimTests {
 
             let client = try await bed.connect()
             let central = CentralManager(
-                backend: try await BlueZCentralBackend(connection: client), options: .init(adapter: "/org/bluez/hci1"))
+                backend: try await BlueZCentralBackend(connection: client), options: .init(adapter: "hci1"))
             _ = await first(central.stateUpdates()) { $0 == .poweredOn }
             let connections = central.connectionEvents()
             let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true))

@@ -337,7 +337,7 @@ struct CentralAPIOverBlesimTests {
             let sim = try await BlesimProcess.start(
                 address: rig.bus.address, scenario: rig.scenarioPath, options: ["--adapters", "2"])
             defer { sim.stop() }
-            let central = try await rig.central(options: .init(adapter: "/org/bluez/hci1"))
+            let central = try await rig.central(options: .init(adapter: "hci1"))
             let scan = try central.scanForPeripherals()
             guard await first(scan, where: { $0.name == "HRM-C" }) != nil else {
                 Issue.record("HRM-C not found from hci1")
@@ -350,7 +350,7 @@ struct CentralAPIOverBlesimTests {
             let connection = try await rig.bus.connect()
             let missing = CentralManager(
                 backend: try await BlueZCentralBackend(connection: connection),
-                options: .init(adapter: "/org/bluez/hci5"))
+                options: .init(adapter: "hci5"))
             #expect(await first(missing.stateUpdates(), where: { $0 == .unsupported }) == .unsupported)
             do throws(BLEError) {
                 _ = try missing.scanForPeripherals()

@@ -23,7 +23,7 @@ struct ExtendedAdvertisingTests {
             defer { sim.stop() }
             let connection = try await bus.connect()
             let backend = try await BlueZPeripheralBackend.start(connection: connection)
-            let manager = PeripheralManager(backend: backend, options: .init(adapter: "/org/bluez/hci0"))
+            let manager = PeripheralManager(backend: backend, options: .init(adapter: "hci0"))
             for await state in manager.stateUpdates() where state == .poweredOn { break }
             try await body(manager, backend)
             await backend.shutdown()

@@ -24,7 +24,7 @@ struct IndicationFlowOverBlesimTests {
             let connection = try await bus.connect()
             let backend = try await BlueZPeripheralBackend.start(
                 connection: connection, options: .init(transmitQueueLimit: 4))
-            let manager = PeripheralManager(backend: backend, options: .init(adapter: "/org/bluez/hci0"))
+            let manager = PeripheralManager(backend: backend, options: .init(adapter: "hci0"))
             for await state in manager.stateUpdates() where state == .poweredOn { break }
             try await manager.add(
                 GATTService(

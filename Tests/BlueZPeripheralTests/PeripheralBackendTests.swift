@@ -33,7 +33,7 @@ struct Rig {
     ) async throws -> Rig {
         let fake = try await FakeBluetoothd.start(on: bus)
         let backend = try await BlueZPeripheralBackend.start(connection: try await bus.connect(), options: options)
-        let manager = PeripheralManager(backend: backend, options: .init(adapter: FakeBluetoothd.adapter.rawValue))
+        let manager = PeripheralManager(backend: backend, options: .init(adapter: "hci0"))
         for await state in manager.stateUpdates() where state == .poweredOn { break }
         return Rig(bus: bus, fake: fake, backend: backend, manager: manager)
     }
@@ -326,7 +326,7 @@ func firstRequest(_ manager: PeripheralManager) -> Task<ATTRequest?, Never> {
             // The name without the objects: GetManagedObjects fails (no such object) until they are exported.
             let fake = try await FakeBluetoothd.start(on: bus, exporting: false)
             let backend = try await BlueZPeripheralBackend.start(connection: try await bus.connect())
-            let manager = PeripheralManager(backend: backend, options: .init(adapter: FakeBluetoothd.adapter.rawValue))
+            let manager = PeripheralManager(backend: backend, options: .init(adapter: "hci0"))
             var states = manager.stateUpdates().makeAsyncIterator()
             await fake.rootCalls.wait(for: 1)
             try fake.exportObjects()

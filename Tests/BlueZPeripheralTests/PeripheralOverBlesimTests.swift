@@ -24,7 +24,7 @@ struct PeripheralOverBlesimTests {
             let connection = try await bus.connect()
             let backend = try await BlueZPeripheralBackend.start(connection: connection)
             let manager = PeripheralManager(
-                backend: backend, options: .init(adapter: "/org/bluez/hci0", requestTimeout: .seconds(1)))
+                backend: backend, options: .init(adapter: "hci0", requestTimeout: .seconds(1)))
             for await state in manager.stateUpdates() where state == .poweredOn { break }
             try await manager.add(
                 GATTService(
@@ -103,7 +103,7 @@ struct PeripheralOverBlesimTests {
             defer { sim.stop() }
             let connection = try await bus.connect()
             let backend = try await BlueZPeripheralBackend.start(connection: connection)
-            let manager = PeripheralManager(backend: backend, options: .init(adapter: "/org/bluez/hci0"))
+            let manager = PeripheralManager(backend: backend, options: .init(adapter: "hci0"))
             var states = manager.stateUpdates().makeAsyncIterator()
             for await state in manager.stateUpdates() where state == .poweredOn { break }
             try await manager.add(
@@ -196,7 +196,7 @@ struct PeripheralOverBlesimTests {
                 let connection = try await bus.connect()
                 let backend = try await BlueZPeripheralBackend.start(connection: connection)
                 let manager = PeripheralManager(
-                    backend: backend, options: .init(adapter: "/org/bluez/hci0", restoration: store))
+                    backend: backend, options: .init(adapter: "hci0", restoration: store))
                 for await state in manager.stateUpdates() where state == .poweredOn { break }
                 try await manager.add(battery)
                 try await manager.startAdvertising(advertisement)
@@ -222,7 +222,7 @@ struct PeripheralOverBlesimTests {
             let connection = try await bus.connect()
             let backend = try await BlueZPeripheralBackend.start(connection: connection)
             let manager = PeripheralManager(
-                backend: backend, options: .init(adapter: "/org/bluez/hci0", restoration: store))
+                backend: backend, options: .init(adapter: "hci0", restoration: store))
             #expect(
                 manager.restoredState == .restored(RestorationState(services: [battery], advertising: advertisement)))
             let answering = Task {

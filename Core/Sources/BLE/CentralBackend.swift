@@ -13,14 +13,23 @@ public enum WriteType: Hashable, Sendable {
 
 /// What a central backend reports, in bus order.
 public enum CentralBackendEvent: Hashable, Sendable {
-    /// `org.bluez` got an owner (true) or lost it (false): NameOwnerChanged.
+    /// The Bluetooth daemon started (true) or left (false).
     case bluetoothdPresent(Bool)
-    /// The bus refused a call with AccessDenied.
+    /// The daemon refused a call: we lack the permission.
     case accessDenied
-    /// A GetManagedObjects reply, with its D-Bus serial when known.
-    case snapshot(ObjectTreeSnapshot, serial: UInt32?)
-    /// A signal about the tree, with its D-Bus serial when known.
+    /// The daemon's whole state, read again: its adapters, decoded by the
+    /// backend, and the tree of its devices and their GATT objects (adapters
+    /// are not in it), with the reply's serial when known.
+    case snapshot(ObjectTreeSnapshot, adapters: [AdapterStatus], serial: UInt32?)
+    /// A change to the tree of devices and GATT objects, with its serial when known.
     case delta(ObjectTreeDelta, serial: UInt32?)
+    /// An adapter appeared, or its address or power changed, after (or
+    /// while) the last snapshot was read. The backend orders these with the
+    /// snapshots as it orders deltas: a snapshot's adapters already hold what
+    /// an older event said.
+    case adapterUpdated(AdapterStatus)
+    /// The adapter with this ``AdapterStatus/id`` went away.
+    case adapterRemoved(id: String)
     /// A notification or indication value read from an AcquireNotify socket
     /// (values that come as PropertiesChanged on `Value` arrive as ``delta(_:serial:)``).
     case notification(characteristicPath: String, value: [UInt8])
@@ -52,7 +61,11 @@ public struct CentralEventReceiver: Sendable {
 }
 
 /// What a backend (BlueZ over D-Bus, or a fake) implements for
-/// ``CentralManager``. Every call maps one BlueZ method; failures are
+/// ``CentralManager``. The backend decodes its daemon's adapters into
+/// ``AdapterStatus`` values; devices and GATT objects come as a mirrored
+/// object tree (``ObjectTreeSnapshot``, ``ObjectTreeDelta``). An adapter is
+/// named in calls by its ``AdapterStatus/id``, a device or attribute by its
+/// path in the tree. Every call maps one BlueZ method; failures are
 /// ``BLEError``s built with ``BLEError/init(bluez:)`` so the BlueZ error name
 /// is kept, and `org.bluez.Error.InProgress` must come back as code
 /// ``BLEError/Code/inProgress`` (the operation queue retries it).
@@ -78,11 +91,11 @@ public protocol CentralBackend: Sendable {
     /// Properties.GetAll on `interface` at `path`; the result comes as an
     /// InterfacesAdded delta (for objects the mirror pruned).
     func refresh(path: String, interface: String) async throws(BLEError)
-    /// Adapter1.SetDiscoveryFilter.
+    /// Sets the discovery filter of the adapter `adapter` (an ``AdapterStatus/id``): Adapter1.SetDiscoveryFilter.
     func setDiscoveryFilter(adapter: String, _ filter: DiscoveryFilter) async throws(BLEError)
-    /// Adapter1.StartDiscovery.
+    /// Starts discovery on the adapter `adapter` (an ``AdapterStatus/id``): Adapter1.StartDiscovery.
     func startDiscovery(adapter: String) async throws(BLEError)
-    /// Adapter1.StopDiscovery.
+    /// Stops discovery on the adapter `adapter` (an ``AdapterStatus/id``): Adapter1.StopDiscovery.
     func stopDiscovery(adapter: String) async throws(BLEError)
     /// Device1.Connect.
     func connect(device: String) async throws(BLEError)

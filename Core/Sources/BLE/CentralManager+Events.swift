@@ -17,9 +17,6 @@ extension CentralManager {
         var endedScans: [ScanQueue] = []
     }
 
-    /// Device1 properties that come with an advertisement report.
-    static let advertisingKeys: Set<String> = ["RSSI", "ManufacturerData", "ServiceData", "UUIDs", "Name", "TxPower"]
-
     /// Applies one backend event to the state and acts on what changed.
     /// Called synchronously by the backend (see ``CentralEventReceiver``).
     func handle(_ event: CentralBackendEvent) {
@@ -41,7 +38,8 @@ extension CentralManager {
                 effects.requestSnapshot = present
             case .accessDenied:
                 effects.stateChange = state.machine.apply(.accessDenied)
-            case .snapshot(let snapshot, let serial):
+            case .snapshot(let snapshot, let adapters, let serial):
+                state.mirror.setAdapters(adapters)
                 changes = state.mirror.applySnapshot(snapshot, serial: serial, now: now)
                 for (path, asked) in state.servicesSyncRequested where asked.applied < state.mirror.snapshotsApplied {
                     if let after = asked.afterSerial, let serial, serial <= after { continue }
@@ -49,19 +47,20 @@ extension CentralManager {
                     effects.resubscribe += servicesConfirmed(path, state: &state)
                     effects.synced.append(path)
                 }
-                let adapters = state.mirror.adapters.map {
-                    AdapterStatus(path: $0.path, powered: $0.powered)
-                }
                 effects.stateChange = state.machine.apply(.treeLoaded(adapters))
                 effects.requestSnapshot = state.mirror.needsSnapshot
             case .delta(let delta, let serial):
                 changes = state.mirror.receive(delta, serial: serial, now: now)
                 state.currentDeltaSerial = serial
-                if case .propertiesChanged(let path, BlueZInterface.device, let changed, _) = delta,
-                    changed.keys.contains(where: Self.advertisingKeys.contains)
-                {
-                    heard = path
+                heard = delta.advertisingDevice
+            case .adapterUpdated(let adapter):
+                state.mirror.updateAdapter(adapter)
+                if state.mirror.isLoaded {
+                    effects.stateChange = state.machine.apply(.adapterUpdated(adapter))
                 }
+            case .adapterRemoved(let id):
+                state.mirror.removeAdapter(id: id)
+                effects.stateChange = state.machine.apply(.adapterRemoved(id: id))
             case .notification(let path, let value):
                 deliverNotification(value, characteristic: path, state: &state, effects: &effects)
             case .writeWithoutResponseFlow(let devicePath, let canSend):
@@ -75,7 +74,7 @@ extension CentralManager {
                 monitorCalled(scan, monitorEvent, state: &state)
             }
             changes += state.mirror.prune(now: now)
-            updateMachine(for: changes, before: before, state: &state, effects: &effects)
+            leaveOrReachPoweredOn(from: before, state: &state, effects: &effects)
             react(to: changes, heard: heard, state: &state, effects: &effects)
             if let heard, !changes.contains(where: { $0.path == heard }) { reportDiscovery(heard, state: &state) }
             schedulePrune(state: &state)
@@ -114,25 +113,10 @@ extension CentralManager {
         if effects.treeChanged || !effects.synced.isEmpty { treeBroadcast.yield(()) }
     }
 
-    /// Adapters appearing, changing or leaving move the state machine; leaving
-    /// poweredOn fails every pending operation, reaching it resumes scans and
+    /// Leaving poweredOn (the adapter went off or away, bluetoothd left)
+    /// fails every pending operation; reaching it resumes scans and
     /// reconnects wanted peripherals.
-    private func updateMachine(
-        for changes: [ObjectTreeChange], before: ManagerState, state: inout State, effects: inout Effects
-    ) {
-        for change in changes {
-            switch change {
-            case .added(let path, BlueZInterface.adapter), .changed(let path, BlueZInterface.adapter, _):
-                let powered = state.mirror.objects[path]?[BlueZInterface.adapter]?["Powered"]?.boolValue ?? false
-                if state.mirror.isLoaded {
-                    effects.stateChange =
-                        state.machine.apply(.adapterUpdated(.init(path: path, powered: powered))) ?? effects.stateChange
-                }
-            case .removed(let path, BlueZInterface.adapter):
-                effects.stateChange = state.machine.apply(.adapterRemoved(path: path)) ?? effects.stateChange
-            default: break
-            }
-        }
+    private func leaveOrReachPoweredOn(from before: ManagerState, state: inout State, effects: inout Effects) {
         if before == .poweredOn && state.machine.state != .poweredOn {
             effects.endedScans = endScans(leavingPoweredOnFor: state.machine.state, state: &state)
             for (path, var queue) in state.queues {
@@ -145,41 +129,33 @@ extension CentralManager {
             }
         }
         if before != .poweredOn && state.machine.state == .poweredOn {
-            perform(state.discovery.resume(), adapter: state.machine.adapterPath)
+            perform(state.discovery.resume(), adapter: state.machine.adapterID)
             effects.toReconnect = state.desiredConnections.sorted()
         }
     }
 
     private func react(to changes: [ObjectTreeChange], heard: String?, state: inout State, effects: inout Effects) {
         for change in changes {
-            switch change {
-            case .added(let path, BlueZInterface.device):
+            switch change.meaning {
+            case .deviceAdded(let path):
                 reportDiscovery(path, state: &state)
                 effects.links.append((path, true))
-            case .changed(let path, BlueZInterface.device, let keys):
-                if path == heard || keys.contains(where: Self.advertisingKeys.contains) {
-                    reportDiscovery(path, state: &state)
-                }
-                if keys.contains("Connected") || keys.contains("ServicesResolved") {
-                    effects.links.append((path, false))
-                }
-            case .removed(let path, BlueZInterface.device):
+            case .deviceChanged(let path, let keys):
+                if path == heard || keys.advertised { reportDiscovery(path, state: &state) }
+                if keys.link { effects.links.append((path, false)) }
+            case .deviceRemoved(let path):
                 state.forgetReports(of: path)
-            case .changed(let path, BlueZInterface.gattCharacteristic, let keys) where keys.contains("Value"):
-                // Values through StartNotify; a read also changes Value, so only while notifying.
-                guard let properties = state.mirror.objects[path]?[BlueZInterface.gattCharacteristic],
-                    properties["Notifying"]?.boolValue == true, let value = properties["Value"]?.bytesValue
-                else { continue }
+            case .characteristicValueChanged(let path):
+                // Values through StartNotify; a read also changes the value, so only while notifying.
+                guard let value = state.mirror.notifiedValue(ofCharacteristicAt: path) else { continue }
                 deliverNotification(value, characteristic: path, state: &state, effects: &effects)
-            case .added(_, let interface), .removed(_, let interface):
-                if interface == BlueZInterface.gattCharacteristic || interface == BlueZInterface.gattService {
-                    state.notifications.references = [:]
-                }
+            case .attributesChanged:
+                state.notifications.references = [:]
             case .needsRefresh(let path, let interface):
                 if let start = state.refreshes.request(.init(path: path, interface: interface)) {
                     state.refreshTasks[start] = refreshTask(start)
                 }
-            default: break
+            case .other: break
             }
         }
     }

@@ -44,6 +44,6 @@ extension CentralManager {
         state.scanners[scan]?.found = nil
         state.statistics.monitorFallbacks += 1
         scanner.mode.set(.fallback(reason: reason))
-        perform(state.discovery.fallBack(scan), adapter: state.machine.adapterPath)
+        perform(state.discovery.fallBack(scan), adapter: state.machine.adapterID)
     }
 }

@@ -6,8 +6,7 @@ extension CentralManager {
         state.withLock { state in
             for id in state.desiredConnections where state.known[id] == nil {
                 guard let path = state.devicePath(for: id), let device = state.mirror.device(at: path),
-                    let adapter = state.mirror.objects[device.adapterPath]?[BlueZInterface.adapter]?["Address"]?
-                        .stringValue
+                    let adapter = state.mirror.adapterAddress(of: device.adapterPath)
                 else { continue }
                 state.known[id] = RestorationState.KnownPeripheral(
                     identifier: id, adapter: adapter, address: device.address, addressType: device.addressType,

@@ -82,8 +82,8 @@ extension CentralManager {
         let changed = state.withLock { state -> Bool in
             state.pruneTimer = nil
             let changes = state.mirror.prune(now: now)
-            for case .removed(let path, BlueZInterface.device) in changes {
-                state.forgetReports(of: path)
+            for change in changes {
+                if case .deviceRemoved(let path) = change.meaning { state.forgetReports(of: path) }
             }
             schedulePrune(state: &state)
             return !changes.isEmpty

@@ -13,12 +13,15 @@ import Synchronization
 /// manager applies it to the mirror in time proportional to the event and
 /// puts what consumers need in their bounded queues, waking them once per
 /// batch of events. It sees, reports and drives only the devices of its
-/// adapter (Device1.Adapter). Every queue and stream it feeds has a bound, an
+/// adapter (``Options/adapter``). Every queue and stream it feeds has a bound, an
 /// overflow policy and a counter (``statistics``).
 public final class CentralManager: Sendable {
     /// Settings.
     public struct Options: Sendable {
-        /// The adapter to use (`/org/bluez/hci0`); nil for the first.
+        /// The name of the adapter to use, as users name it (`hci1`); nil
+        /// for the first by name. The backend maps the name to its own
+        /// identifier (BlueZ: the object path `/org/bluez/hci1`); a name no
+        /// adapter has leaves the manager ``ManagerState/unsupported``.
         public var adapter: String?
         /// Timing of GATT operations.
         public var operationPolicy: GATTOperationPolicy
@@ -273,8 +276,8 @@ public final class CentralManager: Sendable {
             let (token, actions) = state.discovery.add(filter, passive: options.monitor != nil)
             state.scanners[token] = Scanner(
                 filter: filter, queue: queue, ending: ending, mode: mode, found: options.monitor.map { _ in [] })
-            perform(actions, adapter: state.machine.adapterPath)
-            if let monitor = options.monitor, let adapter = state.machine.adapterPath {
+            perform(actions, adapter: state.machine.adapterID)
+            if let monitor = options.monitor, let adapter = state.machine.adapterID {
                 send(.registerMonitor(adapter: adapter, scan: token, monitor))
             }
             return token
@@ -381,7 +384,7 @@ public final class CentralManager: Sendable {
         state.withLock { state in
             guard let scanner = state.scanners.removeValue(forKey: token) else { return }
             state.statistics.scans = state.statistics.scans + scanner.endedCounters
-            perform(state.discovery.remove(token), adapter: state.machine.adapterPath)
+            perform(state.discovery.remove(token), adapter: state.machine.adapterID)
             if scanner.filter.options.monitor != nil { send(.unregisterMonitor(scan: token)) }
         }
     }
@@ -420,9 +423,9 @@ public final class CentralManager: Sendable {
 }
 
 extension CentralManager.State {
-    /// Whether `device` belongs to the manager's adapter (Device1.Adapter).
+    /// Whether `device` belongs to the manager's adapter.
     func isInScope(_ device: DeviceModel) -> Bool {
-        machine.adapterPath != nil && device.adapterPath == machine.adapterPath
+        machine.adapterID != nil && device.adapterPath == machine.adapterID
     }
 
     /// The path of the device `id` names, if the mirror holds it under the manager's adapter.

@@ -8,7 +8,7 @@ public enum ManagerState: String, Hashable, Sendable, CustomStringConvertible {
     case unsupported
     /// The bus refused us (org.freedesktop.DBus.Error.AccessDenied).
     case unauthorized
-    /// The adapter is off (Adapter1.Powered false).
+    /// The adapter is off.
     case poweredOff
     /// The adapter is on: operations are allowed.
     case poweredOn
@@ -28,9 +28,9 @@ public enum ManagerState: String, Hashable, Sendable, CustomStringConvertible {
     public var description: String { rawValue }
 }
 
-/// Derives ``ManagerState`` from what the bus says: bluetoothd's presence
-/// (NameOwnerChanged for `org.bluez`), whether the object tree is loaded, the
-/// adapters present and their Powered property, and whether the bus refused us.
+/// Derives ``ManagerState`` from what the backend says: whether the Bluetooth
+/// daemon is there, whether its state has been read, the adapters present and
+/// whether each is powered, and whether the daemon refused us.
 ///
 /// Feed it inputs; each returns the new state when it changed, nil otherwise.
 struct ManagerStateMachine: Sendable {
@@ -39,33 +39,35 @@ struct ManagerStateMachine: Sendable {
 
     /// An input.
     public enum Input: Hashable, Sendable {
-        /// `org.bluez` got an owner (bluetoothd started) or lost it.
+        /// The Bluetooth daemon started or left.
         case bluetoothdPresent(Bool)
-        /// The object tree was loaded (GetManagedObjects answered); adapters follow.
+        /// The daemon's state was read (all of it); these are its adapters.
         case treeLoaded([Adapter])
-        /// An adapter appeared or its Powered changed.
+        /// An adapter appeared or changed.
         case adapterUpdated(Adapter)
-        /// An adapter disappeared (InterfacesRemoved for Adapter1).
-        case adapterRemoved(path: String)
+        /// The adapter with this ``AdapterStatus/id`` disappeared.
+        case adapterRemoved(id: String)
         /// A call was refused with AccessDenied.
         case accessDenied
     }
 
-    /// The adapter to use, nil for the first one (by path) present.
+    /// The name of the adapter to use (`hci1`), nil for the first one (by name) present.
     public let preferredAdapter: String?
     /// The current state.
     public private(set) var state: ManagerState = .unknown
     /// The adapter in use, when there is one.
-    public private(set) var adapterPath: String?
+    public private(set) var adapter: AdapterStatus?
+    /// The backend's identifier of the adapter in use (``AdapterStatus/id``), when there is one.
+    public var adapterID: String? { adapter?.id }
 
     private var bluetoothdPresent = false
     private var everPresent = false
     private var treeLoaded = false
     private var refused = false
-    private var adapters: [String: Bool] = [:]
+    private var adapters: [String: Adapter] = [:]
 
-    /// A machine in state unknown that will use `preferredAdapter` (e.g.
-    /// `/org/bluez/hci1`) or, when nil, the first adapter.
+    /// A machine in state unknown that will use the adapter named
+    /// `preferredAdapter` (e.g. `hci1`) or, when nil, the first adapter by name.
     public init(preferredAdapter: String? = nil) {
         self.preferredAdapter = preferredAdapter
     }
@@ -80,11 +82,11 @@ struct ManagerStateMachine: Sendable {
             adapters = [:]
         case .treeLoaded(let list):
             treeLoaded = true
-            adapters = Dictionary(list.map { ($0.path, $0.powered) }, uniquingKeysWith: { $1 })
+            adapters = Dictionary(list.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         case .adapterUpdated(let adapter):
-            adapters[adapter.path] = adapter.powered
-        case .adapterRemoved(let path):
-            adapters[path] = nil
+            adapters[adapter.id] = adapter
+        case .adapterRemoved(let id):
+            adapters[id] = nil
         case .accessDenied:
             refused = true
         }
@@ -98,25 +100,36 @@ struct ManagerStateMachine: Sendable {
         if refused { return .unauthorized }
         guard bluetoothdPresent else { return everPresent ? .resetting : .unknown }
         guard treeLoaded else { return .unknown }
-        let chosen = preferredAdapter ?? adapters.keys.min()
-        guard let chosen, let powered = adapters[chosen] else {
-            adapterPath = nil
+        let candidates = adapters.values.filter { preferredAdapter == nil || $0.name == preferredAdapter }
+        guard let chosen = candidates.min(by: { ($0.name, $0.id) < ($1.name, $1.id) }) else {
+            adapter = nil
             return .unsupported
         }
-        adapterPath = chosen
-        return powered ? .poweredOn : .poweredOff
+        adapter = chosen
+        return chosen.powered ? .poweredOn : .poweredOff
     }
 }
 
-/// An adapter as the managers see it: its object path and whether it is powered.
+/// An adapter as a backend reports it to the managers, decoded by the
+/// backend (BlueZ: from the Adapter1 interface of `/org/bluez/hciN`).
 public struct AdapterStatus: Hashable, Sendable {
-    /// The adapter's object path (`/org/bluez/hci0`).
-    public var path: String
-    /// Adapter1.Powered.
+    /// The backend's identifier of the adapter: what its devices name as
+    /// their adapter and what the backend's calls take (BlueZ: its object
+    /// path, `/org/bluez/hci0`). Opaque to the managers.
+    public var id: String
+    /// The adapter's name as users give it (`hci0`): what
+    /// ``CentralManager/Options/adapter`` and ``PeripheralManager/Options/adapter`` match.
+    public var name: String
+    /// The adapter's Bluetooth address (`AA:BB:CC:DD:EE:FF`), nil until the backend knows it.
+    public var address: String?
+    /// Whether the adapter is powered.
     public var powered: Bool
-    /// A description of an adapter at `path`.
-    public init(path: String, powered: Bool) {
-        self.path = path
+
+    /// The status of the adapter `id`, called `name`.
+    public init(id: String, name: String, address: String? = nil, powered: Bool) {
+        self.id = id
+        self.name = name
+        self.address = address
         self.powered = powered
     }
 }

@@ -6,7 +6,8 @@ struct ObjectTreeIndex: Sendable {
     /// The direct children of each path: every object, and every path that
     /// holds no object but leads to one, is linked to its parent.
     private(set) var children: [String: Set<String>] = [:]
-    var adapters: Set<String> = []
+    /// The adapters' addresses by ``AdapterStatus/id``: they name their devices' identifiers.
+    var adapterAddresses: [String: String] = [:]
     /// Every device (an object with Device1), complete or not.
     var devices: [String: DeviceEntry] = [:]
     var connectedDevices: Set<String> = []
@@ -141,9 +142,6 @@ extension ObjectTreeMirror {
     /// `interface` appeared at `path` with `properties`.
     mutating func indexAdded(_ path: String, _ interface: String, _ properties: PropertyMap, now: BLEInstant) {
         switch interface {
-        case BlueZInterface.adapter:
-            index.adapters.insert(path)
-            refreshIdentifiers(ofAdapter: path)
         case BlueZInterface.device:
             deviceAdded(path, DeviceProperties(properties), now: now)
         case BlueZInterface.gattService:
@@ -163,8 +161,6 @@ extension ObjectTreeMirror {
         _ path: String, _ interface: String, _ properties: PropertyMap, keys: [String], now: BLEInstant
     ) {
         switch interface {
-        case BlueZInterface.adapter where keys.contains("Address"):
-            refreshIdentifiers(ofAdapter: path)
         case BlueZInterface.gattService where index.services.isAffected(by: keys):
             index.services.set(path, properties)
         case BlueZInterface.gattCharacteristic where index.characteristics.isAffected(by: keys):
@@ -179,9 +175,6 @@ extension ObjectTreeMirror {
     /// `interface` disappeared from `path`.
     mutating func indexRemoved(_ path: String, _ interface: String) {
         switch interface {
-        case BlueZInterface.adapter:
-            index.adapters.remove(path)
-            refreshIdentifiers(ofAdapter: path)
         case BlueZInterface.device:
             forgetDevice(path)
         case BlueZInterface.gattService:
@@ -245,6 +238,35 @@ extension ObjectTreeMirror {
         recency.remove(path)
     }
 
+    /// The backend's adapters, all of them (as a snapshot lists them): their addresses name their devices.
+    public mutating func setAdapters(_ adapters: [AdapterStatus]) {
+        var addresses: [String: String] = [:]
+        for adapter in adapters { addresses[adapter.id] = adapter.address }
+        let previous = index.adapterAddresses
+        index.adapterAddresses = addresses
+        for id in Set(previous.keys).union(addresses.keys) where previous[id] != addresses[id] {
+            refreshIdentifiers(ofAdapter: id)
+        }
+    }
+
+    /// An adapter appeared or changed: its address names its devices.
+    public mutating func updateAdapter(_ adapter: AdapterStatus) {
+        guard index.adapterAddresses[adapter.id] != adapter.address else { return }
+        index.adapterAddresses[adapter.id] = adapter.address
+        refreshIdentifiers(ofAdapter: adapter.id)
+    }
+
+    /// The adapter `id` went away: its devices have no identifier until it returns.
+    public mutating func removeAdapter(id: String) {
+        guard index.adapterAddresses.removeValue(forKey: id) != nil else { return }
+        refreshIdentifiers(ofAdapter: id)
+    }
+
+    /// The address of the adapter `id` (an ``AdapterStatus/id``), when known.
+    public func adapterAddress(of id: String) -> String? {
+        index.adapterAddresses[id]
+    }
+
     private mutating func refreshIdentifiers(ofAdapter adapter: String) {
         for path in index.devicesByAdapter[adapter] ?? [] { refreshIdentifier(path) }
     }
@@ -253,9 +275,7 @@ extension ObjectTreeMirror {
     private mutating func refreshIdentifier(_ path: String) {
         guard let entry = index.devices[path] else { return }
         var identifier: PeripheralIdentifier?
-        if let model = entry.model(at: path),
-            let adapterAddress = objects[model.adapterPath]?[BlueZInterface.adapter]?["Address"]?.stringValue
-        {
+        if let model = entry.model(at: path), let adapterAddress = index.adapterAddresses[model.adapterPath] {
             identifier = PeripheralIdentifier(
                 adapter: adapterAddress, address: model.address, addressType: model.addressType)
         }

@@ -6,7 +6,10 @@
 /// path), so a signal costs in proportion to what it changes and no query
 /// walks the tree. Each device is kept once: its Device1 properties, typed,
 /// in its index entry (``DeviceProperties``), from which its ``DeviceModel``
-/// is read when asked.
+/// is read when asked. Adapters are not read from the tree: the backend
+/// decodes them (``AdapterStatus``) and the manager hands their addresses
+/// over (``setAdapters(_:)``, ``updateAdapter(_:)``, ``removeAdapter(id:)``),
+/// which name their devices' identifiers.
 ///
 /// The shell subscribes to InterfacesAdded, InterfacesRemoved and
 /// PropertiesChanged *before* calling GetManagedObjects, then feeds both here.

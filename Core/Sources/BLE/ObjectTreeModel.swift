@@ -1,22 +1,10 @@
 import GATT
 
-/// An adapter in the mirrored tree.
-public struct AdapterModel: Hashable, Sendable {
-    /// Its object path (`/org/bluez/hci0`).
-    public var path: String
-    /// Adapter1.Address.
-    public var address: String
-    /// Adapter1.Powered.
-    public var powered: Bool
-    /// Adapter1.Discovering.
-    public var discovering: Bool
-}
-
 /// A device in the mirrored tree.
 public struct DeviceModel: Hashable, Sendable {
     /// Its object path (`/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF`).
     public var path: String
-    /// Device1.Adapter.
+    /// Its adapter's ``AdapterStatus/id`` (Device1.Adapter, else the parent path).
     public var adapterPath: String
     /// Device1.Address.
     public var address: String
@@ -77,17 +65,6 @@ extension ObjectTreeMirror {
             interfaces[BlueZInterface.device] = index.devices[path]?.properties.propertyMap
         }
         return interfaces
-    }
-
-    /// The adapters, by path.
-    public var adapters: [AdapterModel] {
-        index.adapters.sorted().compactMap { path in
-            guard let properties = objects[path]?[BlueZInterface.adapter] else { return nil }
-            return AdapterModel(
-                path: path, address: properties["Address"]?.stringValue ?? "",
-                powered: properties["Powered"]?.boolValue ?? false,
-                discovering: properties["Discovering"]?.boolValue ?? false)
-        }
     }
 
     /// The device at `path`, if mirrored and complete (it has an address).

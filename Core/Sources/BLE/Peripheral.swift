@@ -46,10 +46,7 @@ public final class Peripheral: Sendable {
     public var services: [RemoteService] {
         central.state.withLock { state in
             guard let path = state.devicePath(for: identifier) else { return [] }
-            return state.mirror.services(ofDeviceAt: path).map {
-                RemoteService(
-                    uuid: $0.uuid, isPrimary: $0.properties["Primary"]?.boolValue ?? true, objectPath: $0.path)
-            }
+            return state.mirror.remoteServices(ofDeviceAt: path)
         }
     }
 
@@ -70,7 +67,7 @@ public final class Peripheral: Sendable {
     public func discoverIncludedServices(for service: RemoteService) async throws(BLEError) -> [RemoteService] {
         try await waitForResolvedServices()
         let included = central.state.withLock { state in
-            state.mirror.objects[service.objectPath]?[BlueZInterface.gattService]?["Includes"]?.stringsValue ?? []
+            state.mirror.includedServicePaths(ofServiceAt: service.objectPath)
         }
         return services.filter { included.contains($0.objectPath) }
     }
@@ -95,9 +92,7 @@ public final class Peripheral: Sendable {
     ) async throws(BLEError) -> [RemoteDescriptor] {
         try await waitForResolvedServices()
         return central.state.withLock { state in
-            state.mirror.descriptors(ofCharacteristicAt: characteristic.objectPath).map {
-                RemoteDescriptor(uuid: $0.uuid, value: $0.properties["Value"]?.bytesValue, objectPath: $0.path)
-            }
+            state.mirror.remoteDescriptors(ofCharacteristicAt: characteristic.objectPath)
         }
     }
 

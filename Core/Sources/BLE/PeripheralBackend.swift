@@ -67,16 +67,16 @@ public struct ATTRequestInfo: Hashable, Sendable {
 
 /// What a peripheral backend reports.
 public enum PeripheralBackendEvent: Hashable, Sendable {
-    /// `org.bluez` got or lost an owner.
+    /// The Bluetooth daemon started (true) or left (false).
     case bluetoothdPresent(Bool)
-    /// The bus refused a call with AccessDenied.
+    /// The daemon refused a call: we lack the permission.
     case accessDenied
-    /// The adapters after (re)reading the tree.
+    /// The adapters after (re)reading the daemon's state, decoded by the backend.
     case adapters([AdapterStatus])
-    /// An adapter appeared or its Powered changed.
+    /// An adapter appeared or changed.
     case adapterUpdated(AdapterStatus)
-    /// An adapter went away.
-    case adapterRemoved(path: String)
+    /// The adapter with this ``AdapterStatus/id`` went away.
+    case adapterRemoved(id: String)
     /// A read or write request to answer.
     case request(ATTRequestInfo)
     /// A central subscribed (StartNotify or AcquireNotify on our characteristic).

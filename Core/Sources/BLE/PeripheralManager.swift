@@ -8,7 +8,9 @@ import Synchronization
 public final class PeripheralManager: Sendable {
     /// Settings.
     public struct Options: Sendable {
-        /// The adapter to use; nil for the first.
+        /// The name of the adapter to use, as users name it (`hci0`); nil
+        /// for the first by name. The backend maps the name to its own
+        /// identifier (BlueZ: the object path `/org/bluez/hci0`).
         public var adapter: String?
         /// How long a plugin has to answer a request before the manager
         /// answers ``unansweredRequestError`` for it.
@@ -143,7 +145,7 @@ public final class PeripheralManager: Sendable {
         let adapter: String = try state.withLock { state throws(BLEError) in
             if let refusal = state.machine.state.refusal { throw refusal }
             guard state.advertisement == nil else { throw BLEError(.alreadyExists, message: "already advertising") }
-            guard let adapter = state.machine.adapterPath else { throw BLEError.unsupported }
+            guard let adapter = state.machine.adapterID else { throw BLEError.unsupported }
             return adapter
         }
         let useExtended = try await choosePDUs(for: data, extended: extended, adapter: adapter)
@@ -185,7 +187,7 @@ public final class PeripheralManager: Sendable {
         let adapter = state.withLock { state -> String? in
             guard state.advertisement != nil else { return nil }
             state.advertisement = nil
-            return state.machine.adapterPath
+            return state.machine.adapterID
         }
         recordRegistration(.advertisement, failure: nil)
         try await persist()
@@ -229,7 +231,7 @@ public final class PeripheralManager: Sendable {
     private func changeServices(_ change: (inout [GATTService]) -> Void) async throws(BLEError) {
         let (adapter, services): (String, [GATTService]) = try state.withLock { state throws(BLEError) in
             if let refusal = state.machine.state.refusal { throw refusal }
-            guard let adapter = state.machine.adapterPath else { throw BLEError.unsupported }
+            guard let adapter = state.machine.adapterID else { throw BLEError.unsupported }
             change(&state.services)
             return (adapter, state.services)
         }
@@ -277,8 +279,8 @@ public final class PeripheralManager: Sendable {
             change = state.withLock { $0.machine.apply(.treeLoaded(adapters)) }
         case .adapterUpdated(let adapter):
             change = state.withLock { $0.machine.apply(.adapterUpdated(adapter)) }
-        case .adapterRemoved(let path):
-            change = state.withLock { $0.machine.apply(.adapterRemoved(path: path)) }
+        case .adapterRemoved(let id):
+            change = state.withLock { $0.machine.apply(.adapterRemoved(id: id)) }
         case .request(let info):
             deliver(info)
         case .subscribed(let central, let characteristic, let mtu):
@@ -324,7 +326,7 @@ public final class PeripheralManager: Sendable {
     private func registrationsToRestore() -> (
         adapter: String?, services: [GATTService], advertisement: (data: AdvertisingData, extended: Bool)?
     ) {
-        state.withLock { ($0.machine.adapterPath, $0.services, $0.advertisement) }
+        state.withLock { ($0.machine.adapterID, $0.services, $0.advertisement) }
     }
 
     private func restoreRegistrations(

@@ -106,6 +106,25 @@ public enum ConnectionEvent: Hashable, Sendable {
 }
 
 extension ObjectTreeMirror {
+    /// The services of the device at `devicePath` as ``RemoteService``s (GattService1.Primary, true when absent).
+    func remoteServices(ofDeviceAt devicePath: String) -> [RemoteService] {
+        services(ofDeviceAt: devicePath).map {
+            RemoteService(uuid: $0.uuid, isPrimary: $0.properties["Primary"]?.boolValue ?? true, objectPath: $0.path)
+        }
+    }
+
+    /// The paths of the services the service at `path` includes (GattService1.Includes).
+    func includedServicePaths(ofServiceAt path: String) -> [String] {
+        objects[path]?[BlueZInterface.gattService]?["Includes"]?.stringsValue ?? []
+    }
+
+    /// The descriptors of the characteristic at `path` as ``RemoteDescriptor``s, with their cached values.
+    func remoteDescriptors(ofCharacteristicAt path: String) -> [RemoteDescriptor] {
+        descriptors(ofCharacteristicAt: path).map {
+            RemoteDescriptor(uuid: $0.uuid, value: $0.properties["Value"]?.bytesValue, objectPath: $0.path)
+        }
+    }
+
     /// The characteristic at `path` as a ``RemoteCharacteristic``.
     func remoteCharacteristic(at path: String) -> RemoteCharacteristic? {
         guard let properties = objects[path]?[BlueZInterface.gattCharacteristic],

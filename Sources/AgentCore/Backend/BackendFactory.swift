@@ -108,7 +108,6 @@ public final class BackendFactory: Sendable {
             throw ProcessFailure("connecting to the \(backend.rawValue) bus: \(error)")
         }
         self.connection.withLock { $0 = connection }
-        let adapter = "/org/bluez/\(adapterName)"
         let store = RestorationStore(
             directory: restore.stateDirectory, restoreIdentifier: "\(restore.identifier)-\(role.rawValue)")
         switch role {
@@ -123,7 +122,7 @@ public final class BackendFactory: Sendable {
                 forget(connection)
                 throw ProcessFailure("starting the central backend: \(error)")
             }
-            let central = CentralManager(backend: backend, options: .init(adapter: adapter, restoration: store))
+            let central = CentralManager(backend: backend, options: .init(adapter: adapterName, restoration: store))
             return Opened(manager: .central(central)) {
                 central.stopScan()
                 for peripheral in central.retrieveConnectedPeripherals(withServices: []) {
@@ -143,7 +142,7 @@ public final class BackendFactory: Sendable {
                 throw ProcessFailure("starting the peripheral backend: \(error)")
             }
             let peripheral = PeripheralManager(
-                backend: backend, options: .init(adapter: adapter, restoration: store))
+                backend: backend, options: .init(adapter: adapterName, restoration: store))
             return Opened(manager: .peripheral(peripheral)) {
                 try? await peripheral.stopAdvertising()
                 try? await peripheral.removeAllServices()

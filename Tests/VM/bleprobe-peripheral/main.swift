@@ -27,12 +27,12 @@ func log(_ text: String) {
     line.withUnsafeBytes { _ = write(1, $0.baseAddress, $0.count) }
 }
 
-var adapter = "/org/bluez/hci0"
+var adapterName = "hci0"
 var name = "bleprobe"
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
-    case "--adapter": adapter = "/org/bluez/" + (arguments.next() ?? "hci0")
+    case "--adapter": adapterName = arguments.next() ?? "hci0"
     case "--name": name = arguments.next() ?? name
     default:
         log("unknown argument \(argument)")
@@ -54,10 +54,11 @@ do {
 }
 // Power the adapter on (btvirt controllers start powered off).
 _ = try? await backend.connection.call(
-    destination: "org.bluez", path: ObjectPath(adapter), interface: "org.freedesktop.DBus.Properties",
+    destination: "org.bluez", path: ObjectPath("/org/bluez/" + adapterName),
+    interface: "org.freedesktop.DBus.Properties",
     member: "Set", arguments: [.string("org.bluez.Adapter1"), .string("Powered"), .variant(.boolean(true))])
 
-let manager = PeripheralManager(backend: backend, options: .init(adapter: adapter))
+let manager = PeripheralManager(backend: backend, options: .init(adapter: adapterName))
 for await state in manager.stateUpdates() {
     log("state \(state)")
     if state == .poweredOn { break }

@@ -20,12 +20,16 @@ import Synchronization
 /// What passes goes to the manager's ``CentralEventReceiver`` under the
 /// gate's lock (so in the order decided); until the manager attaches, only
 /// bluetoothd's latest presence is kept. Also keeps which paths are GATT
-/// descriptors, so ReadValue/WriteValue pick the right interface.
+/// descriptors, so ReadValue/WriteValue pick the right interface, and the
+/// adapters (``BlueZAdapterTable``): what the manager gets of an Adapter1
+/// is an ``AdapterStatus``, decoded here.
 final class EventGate: Sendable {
     private struct State {
         var owner: String?
         var snapshotSerial: UInt32?
         var descriptors: Set<String> = []
+        /// The adapters, decoded from the tree in the order events are yielded.
+        var adapters = BlueZAdapterTable()
     }
 
     private struct Delivery {
@@ -114,17 +118,19 @@ final class EventGate: Sendable {
             guard let owner = state.owner, sender == owner else { return }
             if let snapshotSerial = state.snapshotSerial, serial < snapshotSerial { return }
             Self.track(delta, in: &state.descriptors)
-            deliver(.delta(delta, serial: serial))
+            state.adapters.signal(delta, serial: serial) { deliver($0) }
         }
     }
 
     /// A GetManagedObjects reply from `sender` with serial `serial`.
-    func snapshot(_ tree: ObjectTreeSnapshot, sender: String?, serial: UInt32) {
+    func snapshot(_ tree: consuming ObjectTreeSnapshot, sender: String?, serial: UInt32) {
+        var tree = tree
         state.withLock { state in
             guard let owner = state.owner, sender == owner else { return }
             state.snapshotSerial = serial
             state.descriptors = Set(tree.filter { $0.value[BlueZInterface.gattDescriptor] != nil }.keys)
-            deliver(.snapshot(tree, serial: serial))
+            let adapters = state.adapters.snapshot(&tree, serial: serial)
+            deliver(.snapshot(tree, adapters: adapters, serial: serial))
         }
         batchEnded()
     }
@@ -136,7 +142,7 @@ final class EventGate: Sendable {
             guard let owner = state.owner, sender == owner else { return }
             let delta = ObjectTreeDelta.interfacesAdded(path: path, interfaces: [interface: properties])
             Self.track(delta, in: &state.descriptors)
-            deliver(.delta(delta, serial: nil))
+            state.adapters.signal(delta, serial: nil) { deliver($0) }
         }
         batchEnded()
     }

@@ -85,7 +85,11 @@ extension BlueZPeripheralBackend {
                     guard let path = entry.key.stringValue, let adapter = entry.value["org.bluez.Adapter1"] else {
                         continue
                     }
-                    adapters.append(AdapterStatus(path: path, powered: adapter["Powered"]?.boolValue ?? false))
+                    adapters.append(
+                        AdapterStatus(
+                            id: path, name: BlueZAdapter.name(ofAdapterAt: path),
+                            address: adapter["Address"]?.stringValue,
+                            powered: adapter["Powered"]?.boolValue ?? false))
                     addresses[path] = adapter["Address"]?.stringValue
                 }
                 // Reported only while `owner` still has the name: a list from a daemon that left would
@@ -93,7 +97,7 @@ extension BlueZPeripheralBackend {
                 state.withLock { state in
                     guard state.bluetoothd == owner else { return }
                     state.adapterAddresses.merge(addresses) { $1 }
-                    continuation.yield(.adapters(adapters.sorted { $0.path < $1.path }))
+                    continuation.yield(.adapters(adapters.sorted { $0.id < $1.id }))
                 }
                 return
             } catch {
@@ -115,11 +119,14 @@ extension BlueZPeripheralBackend {
             guard let adapter = arguments[1]["org.bluez.Adapter1"] else { return }
             if let address = adapter["Address"]?.stringValue { state.withLock { $0.adapterAddresses[path] = address } }
             continuation.yield(
-                .adapterUpdated(.init(path: path, powered: adapter["Powered"]?.boolValue ?? false)))
+                .adapterUpdated(
+                    .init(
+                        id: path, name: BlueZAdapter.name(ofAdapterAt: path), address: adapter["Address"]?.stringValue,
+                        powered: adapter["Powered"]?.boolValue ?? false)))
         case "InterfacesRemoved":
             guard arguments[1].arrayValue?.contains(where: { $0.stringValue == "org.bluez.Adapter1" }) == true
             else { return }
-            continuation.yield(.adapterRemoved(path: path))
+            continuation.yield(.adapterRemoved(id: path))
         default: return
         }
     }
@@ -129,7 +136,12 @@ extension BlueZPeripheralBackend {
             arguments[0].stringValue == "org.bluez.Adapter1", let path = signal.path,
             let powered = arguments[1]["Powered"]?.boolValue
         else { return }
-        continuation.yield(.adapterUpdated(.init(path: path.rawValue, powered: powered)))
+        let address = state.withLock { $0.adapterAddresses[path.rawValue] }
+        continuation.yield(
+            .adapterUpdated(
+                .init(
+                    id: path.rawValue, name: BlueZAdapter.name(ofAdapterAt: path.rawValue), address: address,
+                    powered: powered)))
     }
 
     /// The adapter's Bluetooth address (its path when bluetoothd does not say).
