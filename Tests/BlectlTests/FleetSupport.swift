@@ -233,17 +233,5 @@ func terminate(_ children: Child...) async {
 /// Whether `/proc/<pid>/maps` lists a file whose name contains `library`
 /// (read on the blocking pool).
 func maps(_ pid: pid_t, library: String) async -> Bool {
-    await BlockingPool.shared.run {
-        let fd = open("/proc/\(pid)/maps", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var text: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            text += chunk[..<count]
-        }
-        return String(decoding: text, as: UTF8.self).contains(library)
-    }
+    await BlockingPool.shared.run { readText("/proc/\(pid)/maps").contains(library) }
 }
