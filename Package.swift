@@ -2,6 +2,10 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+// What the agent process loads (its own modules and the plugins) does not import Swift's string-processing
+// library implicitly: none of it uses Regex, and linking it maps libswift_StringProcessing and
+// libswift_RegexParser (0.8 MiB resident) into every agent. The tools (blesim, blectl, benchmarks) keep it.
+let lean: [SwiftSetting] = strict + [.unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import"])]
 let core: Target.Dependency = .product(name: "BLECore", package: "Core")
 
 let package = Package(
@@ -33,18 +37,18 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // AES-CCM over CCrypto and the framing of encrypted BTHome v2 data: the sensor gateway decrypts it,
         // blesim's simulated sensors encrypt it.
-        .target(name: "BTHomeCrypto", dependencies: ["CCrypto"], swiftSettings: strict),
+        .target(name: "BTHomeCrypto", dependencies: ["CCrypto"], swiftSettings: lean),
         // libmosquitto: the MQTT client of the fleet layer (docs/fleet.md), loaded at run time only
         // by an agent with a fleet section (Debian libmosquitto-dev for the header).
         .target(name: "CMosquitto"),
         // The control API's wire types, shared by the agent and blectl.
-        .target(name: "ControlProtocol", dependencies: [core], swiftSettings: strict),
+        .target(name: "ControlProtocol", dependencies: [core], swiftSettings: lean),
         // The agent apart from its entry point: config, control server, sd_notify, signals.
-        .target(name: "AgentCore", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
+        .target(name: "AgentCore", dependencies: [core, "ControlProtocol"], swiftSettings: lean),
         // The agent on an MQTT broker: status, events, the durable outbox, RPC, config push, Home Assistant.
         .target(
-            name: "Fleet", dependencies: [core, "AgentCore", "ControlProtocol", "CMosquitto"], swiftSettings: strict),
-        .executableTarget(name: "bleagent", dependencies: [core, "AgentCore", "Fleet"], swiftSettings: strict),
+            name: "Fleet", dependencies: [core, "AgentCore", "ControlProtocol", "CMosquitto"], swiftSettings: lean),
+        .executableTarget(name: "bleagent", dependencies: [core, "AgentCore", "Fleet"], swiftSettings: lean),
         // A peripheral on BlueZ for the VM payloads (Tests/VM/peripheral-*.sh).
         .executableTarget(
             name: "bleprobe-peripheral", dependencies: [core], path: "Tests/VM/bleprobe-peripheral",
@@ -52,36 +56,36 @@ let package = Package(
         .executableTarget(name: "blectl", dependencies: [core, "ControlProtocol"], swiftSettings: strict),
         // Drives CentralManager over BlueZ against example-gatt-server in the VM (Tests/VM/central-*.sh).
         .executableTarget(name: "bleprobe-central", dependencies: [core], swiftSettings: strict),
-        .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: strict),
+        .target(name: "Diagnostics", dependencies: [core], path: "plugins/Diagnostics", swiftSettings: lean),
         // blebench's plugin (both roles): the agent side of its notification and write rows.
-        .target(name: "Bench", dependencies: [core], path: "plugins/Bench", swiftSettings: strict),
+        .target(name: "Bench", dependencies: [core], path: "plugins/Bench", swiftSettings: lean),
         // A virtual payment terminal in the peripheral role (libVirtualPaymentTerminal.so; the module
         // name differs from the core's VirtualPaymentTerminal module it imports).
         .target(
-            name: "VirtualTerminalPlugin", dependencies: [core], path: "plugins/VirtualTerminal", swiftSettings: strict),
+            name: "VirtualTerminalPlugin", dependencies: [core], path: "plugins/VirtualTerminal", swiftSettings: lean),
         // The sensor aggregator: pure logic plus the peripheral plugin shell.
         .target(
             name: "SensorAggregator", dependencies: [core], path: "plugins/SensorAggregator", exclude: ["Entry"],
-            swiftSettings: strict),
+            swiftSettings: lean),
         .target(
             name: "SensorAggregatorEntry", dependencies: [core, "SensorAggregator"],
-            path: "plugins/SensorAggregator/Entry", swiftSettings: strict),
+            path: "plugins/SensorAggregator/Entry", swiftSettings: lean),
         // The payment-terminal scanner (central role plugin): the pure parts (terminal table, journal,
         // reconciliation, pos.* params) and the shell that drives them over the BLE API.
         .target(
             name: "PaymentTerminalScanner", dependencies: [core], path: "plugins/PaymentTerminalScanner",
-            exclude: ["Entry"], swiftSettings: strict),
+            exclude: ["Entry"], swiftSettings: lean),
         .target(
             name: "PaymentTerminalScannerEntry", dependencies: [core, "PaymentTerminalScanner"],
-            path: "plugins/PaymentTerminalScanner/Entry", swiftSettings: strict),
+            path: "plugins/PaymentTerminalScanner/Entry", swiftSettings: lean),
         // The sensor gateway (central role plugin): decoders, the device table and its engine, the gateway.*
         // params, and the shell that scans and feeds them.
         .target(
             name: "SensorGateway", dependencies: [core, "BTHomeCrypto"], path: "plugins/SensorGateway",
-            exclude: ["Entry"], swiftSettings: strict),
+            exclude: ["Entry"], swiftSettings: lean),
         .target(
             name: "SensorGatewayEntry", dependencies: [core, "SensorGateway"], path: "plugins/SensorGateway/Entry",
-            swiftSettings: strict),
+            swiftSettings: lean),
         .target(
             name: "WrongABIPlugin", dependencies: [core], path: "Tests/Fixtures/WrongABIPlugin",
             swiftSettings: strict),

@@ -5,7 +5,12 @@
 // link the same copy (docs/ARCHITECTURE.md: the one-copy rule).
 import PackageDescription
 
-let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+// No module of the core imports Swift's string-processing library implicitly: none uses Regex, and linking it
+// maps libswift_StringProcessing and libswift_RegexParser (0.8 MiB resident) into every agent and plugin.
+let strict: [SwiftSetting] = [
+    .treatAllWarnings(as: .error),
+    .unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import"]),
+]
 
 let package = Package(
     name: "BLECore",

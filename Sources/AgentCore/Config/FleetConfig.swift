@@ -376,7 +376,7 @@ enum FleetURL {
     static func topicProblem(_ topic: String) -> String? {
         if topic.contains("+") || topic.contains("#") { return "\"\(topic)\" contains a wildcard (+ or #)" }
         if topic.hasPrefix("$") { return "\"\(topic)\" starts with $ (reserved for the broker)" }
-        if topic.hasPrefix("/") || topic.hasSuffix("/") || topic.contains("//") {
+        if topic.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
             return "\"\(topic)\" has an empty topic level"
         }
         if topic.contains("\0") || topic.utf8.count > 1024 { return "\"\(topic)\" is not a usable topic" }

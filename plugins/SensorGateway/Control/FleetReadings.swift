@@ -79,7 +79,7 @@ public enum FleetReadings {
 
     /// `dew_point_2` → `Dew point 2`.
     static func displayName(_ name: String) -> String {
-        let words = name.replacing("_", with: " ")
+        let words = String(name.map { $0 == "_" ? " " : $0 })
         return words.prefix(1).uppercased() + words.dropFirst()
     }
 

@@ -76,7 +76,7 @@ public struct MatchRule: Sendable, Hashable, CustomStringConvertible {
 
     /// Quotes a value: apostrophes cannot appear inside quotes, so each becomes `'\''`.
     static func quote(_ value: String) -> String {
-        "'" + value.replacing("'", with: "'\\''") + "'"
+        "'" + value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 
     /// Whether the rule needs the message's arguments to decide.
