@@ -7,8 +7,9 @@ import Testing
 struct ReplyOrderTests {
     static let interface = "org.bleagent.Adapter"
 
-    /// An adapter-like interface: `Start` sets `Discovering` (optionally flushing, with markers around it); `Powered`
-    /// off also clears `Discovering`; `Alias` "" falls back to `Name`.
+    /// An adapter-like interface: `Start` sets `Discovering` (optionally flushing, with markers around it); `Count`
+    /// sets `Mark` to 1 and then 2 as events (``ObjectServer/setPropertiesNow(_:interface:at:)``) around a held
+    /// `Discovering`; `Powered` off also clears `Discovering`; `Alias` "" falls back to `Name`.
     static func adapter(
         objects: @escaping @Sendable () -> ObjectServer, flush: Bool = false
     ) throws
@@ -25,7 +26,14 @@ struct ReplyOrderTests {
                         try? call.connection.emitSignal(path: call.path, interface: interface, member: "After")
                     }
                     return []
-                }
+                },
+                ExportedMethod("Count", in: "", out: "") { call in
+                    try objects().setPropertiesNow([("Mark", .uint32(1))], interface: interface, at: call.path)
+                    try objects().setProperty("Discovering", to: true, interface: interface, at: call.path)
+                    try objects().setPropertiesNow([("Mark", .uint32(2))], interface: interface, at: call.path)
+                    try call.connection.emitSignal(path: call.path, interface: interface, member: "Marker")
+                    return []
+                },
             ],
             properties: [
                 ExportedProperty("Name", type: .string, value: "hci0"),
@@ -104,6 +112,19 @@ struct ReplyOrderTests {
             var seen: [String] = []
             for _ in 0..<3 { seen.append(try ReplyOrderTests.summary(try #require(await iterator.next()))) }
             #expect(seen == ["Discovering=true", "Marker", "After"])
+        }
+    }
+
+    @Test(
+        "changes made as events leave at once with their own values, in order, while the handler's other changes follow its reply"
+    )
+    func eventsLeaveAtOnce() async throws {
+        try await withAdapter { server, client, iterator in
+            var iterator = iterator
+            try await call(client, server, "Count")
+            var seen: [String] = []
+            for _ in 0..<4 { seen.append(try ReplyOrderTests.summary(try #require(await iterator.next()))) }
+            #expect(seen == ["Mark=1", "Mark=2", "Marker", "Discovering=true"])
         }
     }
 
