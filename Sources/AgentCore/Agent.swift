@@ -85,7 +85,7 @@ public final class Agent: Sendable {
 
     /// Registers `agent.status`, `agent.reload`, `agent.shutdown` and `agent.methods`.
     public func registerBuiltins(in registry: MethodRegistry) throws(RegistrationError) {
-        try registry.registerBuiltin("agent.status", params: .none) { [weak self] _ in
+        try registry.registerImmediate("agent.status", params: .none) { [weak self] _ in
             guard let self else { throw RPCError(.shuttingDown, "the agent is stopping") }
             return self.status()
         }
@@ -101,7 +101,7 @@ public final class Agent: Sendable {
             call.afterReply.add { self.stop(reason: "agent.shutdown from pid \(call.peer.pid)") }
             return ["stopping": true]
         }
-        try registry.registerBuiltin("agent.methods", params: .none) { [weak registry] _ in
+        try registry.registerImmediate("agent.methods", params: .none) { [weak registry] _ in
             let names = (registry?.methods ?? []) + ["events.subscribe", "events.unsubscribe"]
             return .array(names.sorted().map(JSON.string))
         }

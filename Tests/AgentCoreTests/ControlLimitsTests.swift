@@ -101,4 +101,52 @@ struct ControlLimitsTests {
         #expect(await next.call("test.echo", [2])?["result"] == [2], "a freed slot serves a new client")
         #expect(await quiet.call("test.echo", [3])?["result"] == [3], "a quiet client is not timed out")
     }
+
+    @Test(
+        "an immediate method answers on the loop while another client's handlers hold their slots, and the counters it reads follow clients that leave with handlers running and their socket paused"
+    )
+    func countersFollowClientsThatLeave() async throws {
+        let harness = try ServerHarness { $0.maxRequestsInFlight = 2 }
+        defer { harness.shutDown() }
+        let gate = HandlerGate()
+        let handlers = Concurrency()
+        let finished = Recorder<Int>()
+        try harness.registry.registerBuiltin("test.hold", params: .none) { _ in
+            handlers.enter()
+            await gate.wait()
+            handlers.leave()
+            finished.append(1)
+            return true
+        }
+        let server = harness.server
+        try harness.registry.registerImmediate("test.counters", params: .none) { _ in
+            let counters = server.counters
+            return [
+                "clients": .int(Int64(counters.clients)), "inFlight": .int(Int64(counters.requestsInFlight)),
+                "paused": .int(Int64(counters.pausedClients)),
+            ]
+        }
+        let holder = try harness.client()
+        let lines = (1...3).map {
+            RPCMessage.request(id: .number(Int64($0)), method: "test.hold", params: nil).serialized()
+        }
+        await holder.sendLine(lines.joined(separator: "\n"))
+        await handlers.entries.wait(for: 2)
+        let observer = try harness.client()
+        let held = await observer.call("test.counters")?["result"]
+        #expect(held == ["clients": 2, "inFlight": 2, "paused": 1], "\(String(describing: held))")
+
+        holder.socket.close()
+        var after: JSON?
+        for _ in 0..<10_000 {
+            after = await observer.call("test.counters")?["result"]
+            if after?["clients"] == 1 { break }
+        }
+        #expect(after == ["clients": 1, "inFlight": 0, "paused": 0], "\(String(describing: after))")
+
+        gate.open()
+        await finished.wait(for: 2)
+        let settled = await observer.call("test.counters")?["result"]
+        #expect(settled == ["clients": 1, "inFlight": 0, "paused": 0], "\(String(describing: settled))")
+    }
 }

@@ -131,4 +131,30 @@ struct ParamSchemaTests {
         #expect(try await callMethod(registry, "test.scan", ["id": "a", "rssiThreshold": -3]) == -3)
         #expect(calls.withLock { $0 } == 1)
     }
+
+    @Test(
+        "an immediate method is checked and answered at once, and as any method through call; other methods are not immediate"
+    )
+    func immediateMethods() async throws {
+        let registry = MethodRegistry()
+        try registry.registerImmediate("test.now", params: Self.scan) { call in
+            .int(call.arguments.int("rssiThreshold") ?? 0)
+        }
+        try registry.registerBuiltin("test.later", params: .none) { _ in true }
+        let peer = PeerIdentity(client: 1, pid: 1, uid: 0)
+        let good = MethodCall(method: "test.now", params: ["id": "a", "rssiThreshold": -3], peer: peer)
+        #expect(try registry.callImmediately(good)?.get() == -3)
+        #expect(await registry.call(good) == .success(-3))
+        let bad = MethodCall(method: "test.now", params: ["colour": 1], peer: peer)
+        guard case .failure(let error)? = registry.callImmediately(bad) else {
+            Issue.record("params the schema refuses are answered with an error")
+            return
+        }
+        #expect(error.code == .invalidParams)
+        #expect(registry.callImmediately(MethodCall(method: "test.later", params: nil, peer: peer)) == nil)
+        #expect(registry.callImmediately(MethodCall(method: "test.none", params: nil, peer: peer)) == nil)
+        #expect(throws: RegistrationError.duplicate("test.now")) {
+            try registry.registerImmediate("test.now", params: .none) { _ in true }
+        }
+    }
 }

@@ -58,7 +58,7 @@ struct BlectlOutputTests {
             "limits": [
                 "blockingPool": ["pending": 0],
                 "control": [
-                    "clients": 1, "maxClients": 16, "refusedClients": 0, "requestsInFlight": 1,
+                    "clients": 1, "maxClients": 16, "refusedClients": 0, "requestsInFlight": 0,
                     "maxRequestsInFlight": 32, "pausedClients": 0, "pausedReads": 0, "partialLineTimeoutSeconds": 10,
                     "idleClosed": 0,
                 ],

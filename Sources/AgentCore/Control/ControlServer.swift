@@ -56,9 +56,24 @@ public final class ControlServer: Sendable {
         var nextClient: UInt64 = 0
         var policy: PeerPolicy
         var acceptPaused = false
+        /// `clients`, `requestsInFlight` and `pausedClients` are kept as the clients change, so reading them
+        /// costs the same however many clients there are.
         var counters = ControlServerCounters()
+        /// How many clients subscribed to each kind of event.
+        var subscribers: [EventKind: Int] = [:]
         /// Refused connections are logged at most 5 a minute (a flood of them cannot flood the log).
         var refusalLog = LogRateLimit(burst: 5, window: .seconds(60))
+
+        /// Replaces client `id`'s subscription with `kinds` (nil: none), keeping ``subscribers`` in step.
+        mutating func subscribe(_ id: UInt64, to kinds: Set<EventKind>?) {
+            guard clients[id] != nil else { return }
+            for kind in clients[id]?.subscription ?? [] {
+                let remaining = subscribers[kind, default: 0] - 1
+                subscribers[kind] = remaining > 0 ? remaining : nil
+            }
+            for kind in kinds ?? [] { subscribers[kind, default: 0] += 1 }
+            clients[id]?.subscription = kinds
+        }
     }
 
     /// The settings the server was created with.
@@ -71,6 +86,8 @@ public final class ControlServer: Sendable {
     /// The published events the loop has not taken yet, and whether a job to take them is queued.
     private let backlog: Mutex<(events: EventBacklog, scheduled: Bool)>
     private let log: AgentLog
+    /// What each read of a client's socket goes into: used only on the loop's thread, one read at a time.
+    nonisolated(unsafe) private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 1)
 
     /// A server that dispatches to `registry` and forwards `bus` events,
     /// logging refused connections to `log`; call ``start()``.
@@ -85,6 +102,10 @@ public final class ControlServer: Sendable {
         self.bus = bus
         self.state = Mutex(State(policy: options.policy))
         self.backlog = Mutex((EventBacklog(capacity: options.maxPendingEvents), false))
+    }
+
+    deinit {
+        readBuffer.deallocate()
     }
 
     /// Creates the socket (see docs/control-api.md, "Security") and starts accepting.
@@ -125,13 +146,7 @@ public final class ControlServer: Sendable {
 
     /// What the bounds have seen since the server started.
     public var counters: ControlServerCounters {
-        state.withLock { state in
-            var counters = state.counters
-            counters.clients = state.clients.count
-            counters.requestsInFlight = state.clients.values.reduce(0) { $0 + $1.inFlight }
-            counters.pausedClients = state.clients.values.filter(\.paused).count
-            return counters
-        }
+        state.withLock { $0.counters }
     }
 
     /// Flushes what each client can take now, closes every connection and
@@ -144,6 +159,10 @@ public final class ControlServer: Sendable {
                 state.socket = nil
                 state.listener = nil
                 state.clients = [:]
+                state.subscribers = [:]
+                state.counters.clients = 0
+                state.counters.requestsInFlight = 0
+                state.counters.pausedClients = 0
             }
             return (state.socket, state.listener, state.clients)
         }
@@ -216,6 +235,7 @@ public final class ControlServer: Sendable {
                 fd: fd, peer: peer, framer: LineFramer(maxLineBytes: options.maxMessageBytes),
                 outbox: ClientOutbox(maxEvents: options.maxQueuedEvents, maxReplyBytes: options.maxQueuedReplyBytes),
                 subscription: nil)
+            state.counters.clients += 1
             return state.nextClient
         }
         do {
@@ -251,19 +271,16 @@ public final class ControlServer: Sendable {
 
     private func readFrom(_ id: UInt64) {
         guard let fd = state.withLock({ $0.clients[id]?.fd }) else { return }
-        var buffer = [UInt8](repeating: 0, count: 65536)
         // A bounded number of reads per wake-up keeps one busy client from starving the others.
         for _ in 0..<16 {
-            let received = buffer.withUnsafeMutableBytes { raw in
-                Result { () throws(SystemError) in try fd.receive(into: raw) }
-            }
+            let received = Result { () throws(SystemError) in try fd.receive(into: readBuffer) }
             guard case .success(let transfer) = received, transfer != .done(0) else {
                 disconnect(id)
                 return
             }
             guard case .done(let count) = transfer else { return }  // would block
             let (frames, partial) = state.withLock { state -> ([LineFramer.Frame], Bool) in
-                let frames = state.clients[id]?.framer.append(buffer[..<count]) ?? []
+                let frames = state.clients[id]?.framer.append(readBuffer[..<count]) ?? []
                 return (frames, state.clients[id]?.framer.hasPartialLine ?? false)
             }
             notePartialLine(id, partial)
@@ -293,6 +310,7 @@ public final class ControlServer: Sendable {
             if pausing {
                 client.paused = true
                 state.counters.pausedReads += 1
+                state.counters.pausedClients += 1
             }
             state.clients[id] = client
             return (false, pausing ? client.registration : nil, client.interest)
@@ -320,9 +338,18 @@ public final class ControlServer: Sendable {
             reply(call, .failure(RPCError(.methodNotFound, "method not found: \(call.method)")), to: id)
             return
         }
-        state.withLock { $0.clients[id]?.inFlight += 1 }
         let methodCall = MethodCall(method: call.method, params: call.params, peer: peer)
         let afterReply = methodCall.afterReply
+        if let outcome = registry.callImmediately(methodCall) {
+            reply(call, outcome, to: id)
+            afterReply.run()
+            return
+        }
+        state.withLock { state in
+            guard state.clients[id] != nil else { return }
+            state.clients[id]?.inFlight += 1
+            state.counters.requestsInFlight += 1
+        }
         Task { [weak self, registry] in
             let outcome = await registry.call(methodCall)
             guard let self else { return }
@@ -331,6 +358,7 @@ public final class ControlServer: Sendable {
                 self.state.withLock { state in
                     if let inFlight = state.clients[id]?.inFlight, inFlight > 0 {
                         state.clients[id]?.inFlight = inFlight - 1
+                        state.counters.requestsInFlight -= 1
                     }
                 }
                 self.reply(call, outcome, to: id)
@@ -352,6 +380,7 @@ public final class ControlServer: Sendable {
                 if !client.waiting.isEmpty { return (client.waiting.removeFirst(), nil, []) }
                 guard client.paused else { return (nil, nil, []) }
                 client.paused = false
+                state.counters.pausedClients -= 1
                 return (nil, client.registration, client.interest)
             }
             if let registration { loop.setInterest(interest, for: registration) }
@@ -433,12 +462,12 @@ public final class ControlServer: Sendable {
             case .success(let parsed): kinds = parsed
             case .failure(let error): return .failure(error)
             }
-            state.withLock { $0.clients[id]?.subscription = kinds }
+            state.withLock { $0.subscribe(id, to: kinds) }
             return .success(["kinds": .array(kinds.sorted { $0.rawValue < $1.rawValue }.map { .string($0.rawValue) })])
         case "events.unsubscribe":
             if let refusal = EventFilter.unsubscribeRefusal(call.params) { return .failure(refusal) }
             let dropped = state.withLock { state -> Int64 in
-                state.clients[id]?.subscription = nil
+                state.subscribe(id, to: nil)
                 return state.clients[id]?.outbox.droppedEvents ?? 0
             }
             return .success(["dropped": .int(dropped)])
@@ -449,7 +478,7 @@ public final class ControlServer: Sendable {
 
     /// Whether any client subscribed to events of `kind`.
     private func hasSubscriber(for kind: EventKind) -> Bool {
-        state.withLock { state in state.clients.values.contains { $0.subscription?.contains(kind) == true } }
+        state.withLock { $0.subscribers[kind, default: 0] > 0 }
     }
 
     /// The events dropped from the backlog since the server started (it overflowed while the loop was behind).
@@ -540,8 +569,12 @@ public final class ControlServer: Sendable {
 
     private func disconnect(_ id: UInt64) {
         let (removed, resumeListener) = state.withLock { state -> (Client?, EventLoop.Registration?) in
-            let client = state.clients.removeValue(forKey: id)
-            guard client != nil, state.acceptPaused else { return (client, nil) }
+            state.subscribe(id, to: nil)
+            guard let client = state.clients.removeValue(forKey: id) else { return (nil, nil) }
+            state.counters.clients -= 1
+            state.counters.requestsInFlight -= client.inFlight
+            if client.paused { state.counters.pausedClients -= 1 }
+            guard state.acceptPaused else { return (client, nil) }
             state.acceptPaused = false
             return (client, state.listener)
         }

@@ -70,6 +70,13 @@ public final class AfterReply: Sendable {
 /// any other error becomes -32603 internal error with its description.
 public typealias MethodHandler = @Sendable (MethodCall) async throws -> JSON
 
+/// A method that answers at once from state it reads under short locks:
+/// the control server runs it on its loop thread, with no task and no
+/// hand-over between threads. It must not block, wait or do work that grows
+/// with the number of things the agent knows (a listing of every device is
+/// a ``MethodHandler``).
+public typealias ImmediateMethodHandler = @Sendable (MethodCall) throws -> JSON
+
 /// Why a method could not be registered.
 public enum RegistrationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The name is not `namespace.name` with a non-empty namespace and name.
@@ -106,6 +113,8 @@ public final class MethodRegistry: Sendable {
     private struct Entry {
         let params: ParamSchema
         let handler: MethodHandler
+        /// The same handler, callable without a task (set for immediate methods only).
+        var immediate: ImmediateMethodHandler?
     }
 
     private let entries = Mutex<[String: Entry]>([:])
@@ -121,6 +130,17 @@ public final class MethodRegistry: Sendable {
             throw .malformedName(method)
         }
         try insert(method, Entry(params: params, handler: handler))
+    }
+
+    /// Registers a built-in method that answers at once (see ``ImmediateMethodHandler``):
+    /// the control server calls it on its loop thread; every other caller, like any method.
+    public func registerImmediate(
+        _ method: String, params: ParamSchema, handler: @escaping ImmediateMethodHandler
+    ) throws(RegistrationError) {
+        guard ControlAPI.namespace(of: method) != nil, !method.hasSuffix(".") else {
+            throw .malformedName(method)
+        }
+        try insert(method, Entry(params: params, handler: { try handler($0) }, immediate: handler))
     }
 
     /// Registers a plugin's method taking `params`: `method` must be
@@ -164,6 +184,21 @@ public final class MethodRegistry: Sendable {
             var checked = call
             checked.arguments = try Self.check(call.params, against: entry.params)
             return try await entry.handler(checked)
+        }
+    }
+
+    /// Runs `call` at once if its method is immediate (``registerImmediate(_:params:handler:)``), answering
+    /// as ``call(_:)`` would; nil for any other method, which the caller runs as a task.
+    public func callImmediately(_ call: MethodCall) -> Result<JSON, RPCError>? {
+        guard let entry = entries.withLock({ $0[call.method] }), let immediate = entry.immediate else { return nil }
+        do {
+            var checked = call
+            checked.arguments = try Self.check(call.params, against: entry.params)
+            return .success(try immediate(checked))
+        } catch let error as RPCError {
+            return .failure(error)
+        } catch {
+            return .failure(RPCError(.internalError, "\(error)"))
         }
     }
 

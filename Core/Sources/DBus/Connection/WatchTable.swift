@@ -1,6 +1,10 @@
 import IO
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// libdbus's watches and timeouts as registrations and timers of the owner's ``EventLoop``.
 ///
 /// libdbus may keep two watches on one descriptor (reading and writing); the descriptor is registered once, with the
@@ -122,8 +126,24 @@ final class WatchTable: Sendable {
             if readiness.contains(.error) { events |= LibDBus.watchError }
             guard events != 0, isLiveWatch(handle), let watch = LoopHooks.pointer(handle) else { continue }
             LibDBus.handleWatch(watch, events)
+            guard events & LibDBus.watchReadable != 0 else { continue }
+            // libdbus reads about 4 KiB per call (2 KiB a read): a few signals. While more waits in the socket, read on (a
+            // bounded number of times) so that one dispatch run, and one wake-up of each consumer, covers them all.
+            for _ in 1..<Self.readsPerWakeUp {
+                guard Self.bytesWaiting(fd) > 0, isLiveWatch(handle) else { break }
+                LibDBus.handleWatch(watch, LibDBus.watchReadable)
+            }
         }
         afterIO()
+    }
+
+    /// Calls into libdbus for a readable socket before its messages are dispatched: at most about 64 KiB.
+    private static let readsPerWakeUp = 16
+
+    /// The bytes waiting in socket `fd` (0 if it cannot tell).
+    private static func bytesWaiting(_ fd: Int32) -> Int32 {
+        var count: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &count) == 0 ? count : 0
     }
 
     private func isLiveWatch(_ handle: UInt) -> Bool { state.withLock { $0.watches[handle]?.enabled ?? false } }

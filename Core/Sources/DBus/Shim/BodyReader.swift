@@ -119,18 +119,32 @@ public struct DBusBodyReader {
 
     /// Runs `body` with a cursor on the first value inside the current array, dictionary entry, structure or
     /// variant (its ``typeCode`` is nil for an empty array). Nil when the current value is not a container.
-    public func withContents<R>(_ body: (DBusBodyReader) throws -> R) rethrows -> R? {
+    ///
+    /// Inlinable, so that a decoder in another module calls it specialised: called generically it looked up
+    /// its result's type metadata on every value entered.
+    @inlinable
+    public func withContents<R>(_ body: (DBusBodyReader) -> R) -> R? {
+        var result: R?
+        _ = enter { result = body($0) }
+        return result
+    }
+
+    /// Runs `body` with a cursor on the first value inside the current container; false (and `body` not run)
+    /// when the current value is not a container.
+    @usableFromInline
+    func enter(_ body: (DBusBodyReader) -> Void) -> Bool {
         switch typeCode {
         case UInt8(ascii: "a"), UInt8(ascii: "e"), UInt8(ascii: "r"), UInt8(ascii: "v"):
             var sub = Cursor()
-            return try withUnsafeMutablePointer(to: &sub) { pointer in
+            withUnsafeMutablePointer(to: &sub) { pointer in
                 let reader = DBusBodyReader(pointer)
                 dbus_message_iter_recurse(iterator, reader.iterator)
                 pointer.pointee.code = dbus_message_iter_get_arg_type(reader.iterator)
-                return try body(reader)
+                body(reader)
             }
+            return true
         default:
-            return nil
+            return false
         }
     }
 
