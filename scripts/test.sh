@@ -29,18 +29,19 @@ swift build --package-path Core --build-tests
 swift test --package-path Core --skip-build --disable-xctest
 log "core package: $((SECONDS - start)) s"
 
-# The suite runs once, one test at a time, unless BLEAGENT_TEST_PARALLEL_RUNS=N asks for N runs in a row with
-# Swift Testing's parallelism, each of which must pass (which shows the suite does not depend on timing or on which
-# tests run side by side). Parallel runs are not yet the default: three CI runs of them each met a different race
-# (in blesim, in a test script, in a test), each fixed, and the default waits until they pass run after run.
+# The suite runs three times in a row with Swift Testing's parallelism, and each run must pass: one pass could be
+# luck, three show the suite depends neither on timing nor on which tests run side by side (a race in a test, a rig,
+# blesim or the agent shows up as a failure here, not as a flake later). BLEAGENT_TEST_PARALLEL_RUNS=N asks for N
+# runs instead; BLEAGENT_TEST_PARALLEL_RUNS=0 for one run, one test at a time (slower: 270-470 s against 100-170 s
+# for a parallel run on 2 cores), which tells a race from a plain failure.
 # Unbounded, Swift Testing starts every test at once: a hundred of them start a dbus-daemon, blesim and an agent,
-# and on 2 cores those processes, not the tests' logic, decide whether a 20 s deadline holds. Eight at a time
-# keeps both cores busy (most tests wait on processes) with a bounded number of processes.
+# and on 2 cores those processes, not the tests' logic, decide whether a deadline holds. Eight at a time keeps both
+# cores busy (most tests wait on processes) with a bounded number of processes.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}
 # The test process ignores SIGPIPE from its start, as the agent does (the kit's helpers also set it): a write to a
 # pipe whose reader is gone fails with EPIPE instead of killing the whole run. Children get the default back.
 trap '' PIPE
-runs=${BLEAGENT_TEST_PARALLEL_RUNS:-0}
+runs=${BLEAGENT_TEST_PARALLEL_RUNS:-3}
 if [ "$runs" -eq 0 ]; then
     log "swift test, one test at a time"
     start=$SECONDS

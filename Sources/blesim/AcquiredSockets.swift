@@ -153,8 +153,14 @@ private final class SocketReader: Sendable {
         self.onEnd = onEnd
     }
 
-    /// Starts (or, after a pause, resumes) reading; the loop keeps the reader alive meanwhile.
+    /// Starts (or, after a pause, resumes) reading; the loop keeps the reader alive meanwhile. The
+    /// registration is made on the loop's thread, so the reader cannot reach the end of file (and
+    /// close the socket) before it knows its registration to remove first.
     func start() {
+        guard loop.isCurrent else {
+            loop.execute { self.start() }
+            return
+        }
         do {
             try fd.setNonBlocking()
             let watched = try loop.register(fd, interest: .readable) { _ in self.readAvailable() }

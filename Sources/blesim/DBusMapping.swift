@@ -77,7 +77,13 @@ enum DBusMapping {
             case .propertiesChanged(let path, let interface, let changed, let invalidated):
                 let changes: [(name: String, value: DBusValue?)] =
                     changed.map { ($0.name, value($0.value)) } + invalidated.map { ($0, nil) }
-                try objects.setProperties(changes, interface: interface, at: ObjectPath(path))
+                if interface == BlueZInterface.gattCharacteristic && changed.contains(where: { $0.name == "Value" }) {
+                    // bluetoothd flushes a characteristic's Value at once: each notification (or read) is a
+                    // signal of its own, never folded behind the reply of a call being handled.
+                    try objects.setPropertiesNow(changes, interface: interface, at: ObjectPath(path))
+                } else {
+                    try objects.setProperties(changes, interface: interface, at: ObjectPath(path))
+                }
                 for (name, kind) in [("NotifyAcquired", AcquiredSockets.Kind.notify), ("WriteAcquired", .write)]
                 where changed.contains(Property(name, .bool(false))) {
                     sockets.close(kind, path: path)

@@ -7,8 +7,9 @@ import Testing
 struct ReplyOrderTests {
     static let interface = "org.bleagent.Adapter"
 
-    /// An adapter-like interface: `Start` sets `Discovering` (optionally flushing, with markers around it); `Powered`
-    /// off also clears `Discovering`; `Alias` "" falls back to `Name`.
+    /// An adapter-like interface: `Start` sets `Discovering` (optionally flushing, with markers around it); `Count`
+    /// sets `Mark` to 1 and then 2 as events (``ObjectServer/setPropertiesNow(_:interface:at:)``) around a held
+    /// `Discovering`; `Powered` off also clears `Discovering`; `Alias` "" falls back to `Name`.
     static func adapter(
         objects: @escaping @Sendable () -> ObjectServer, flush: Bool = false
     ) throws
@@ -25,7 +26,14 @@ struct ReplyOrderTests {
                         try? call.connection.emitSignal(path: call.path, interface: interface, member: "After")
                     }
                     return []
-                }
+                },
+                ExportedMethod("Count", in: "", out: "") { call in
+                    try objects().setPropertiesNow([("Mark", .uint32(1))], interface: interface, at: call.path)
+                    try objects().setProperty("Discovering", to: true, interface: interface, at: call.path)
+                    try objects().setPropertiesNow([("Mark", .uint32(2))], interface: interface, at: call.path)
+                    try call.connection.emitSignal(path: call.path, interface: interface, member: "Marker")
+                    return []
+                },
             ],
             properties: [
                 ExportedProperty("Name", type: .string, value: "hci0"),
@@ -79,6 +87,17 @@ struct ReplyOrderTests {
             arguments: arguments)
     }
 
+    /// Calls `member` and returns the next `count` signals, each as ``summary(_:)`` puts it.
+    func signals(after member: String, _ count: Int, flush: Bool = false) async throws -> [String] {
+        var seen: [String] = []
+        try await withAdapter(flush: flush) { server, client, iterator in
+            var iterator = iterator
+            try await call(client, server, member)
+            for _ in 0..<count { seen.append(try ReplyOrderTests.summary(try #require(await iterator.next()))) }
+        }
+        return seen
+    }
+
     /// Changes a property locally (outside any call): its signal marks "everything before has been sent".
     func mark(_ server: DBusConnection, _ value: UInt32) throws {
         try server.objects.setProperty(
@@ -87,24 +106,19 @@ struct ReplyOrderTests {
 
     @Test("a handler's PropertiesChanged leaves after its reply: after signals sent directly, before afterReply work")
     func handlerSignalsFollowTheReply() async throws {
-        try await withAdapter { server, client, iterator in
-            var iterator = iterator
-            try await call(client, server, "Start")
-            var seen: [String] = []
-            for _ in 0..<3 { seen.append(try ReplyOrderTests.summary(try #require(await iterator.next()))) }
-            #expect(seen == ["Marker", "Discovering=true", "After"])
-        }
+        #expect(try await signals(after: "Start", 3) == ["Marker", "Discovering=true", "After"])
     }
 
     @Test("flushSignals sends what a handler emitted so far before it replies")
     func flushSendsEarly() async throws {
-        try await withAdapter(flush: true) { server, client, iterator in
-            var iterator = iterator
-            try await call(client, server, "Start")
-            var seen: [String] = []
-            for _ in 0..<3 { seen.append(try ReplyOrderTests.summary(try #require(await iterator.next()))) }
-            #expect(seen == ["Discovering=true", "Marker", "After"])
-        }
+        #expect(try await signals(after: "Start", 3, flush: true) == ["Discovering=true", "Marker", "After"])
+    }
+
+    @Test(
+        "changes made as events leave at once with their own values, in order, while the handler's other changes follow its reply"
+    )
+    func eventsLeaveAtOnce() async throws {
+        #expect(try await signals(after: "Count", 4) == ["Mark=1", "Mark=2", "Marker", "Discovering=true"])
     }
 
     @Test("a setter's own changes fold into one PropertiesChanged with the property set")

@@ -352,7 +352,22 @@ final class ExitWatch: Sendable {
         do {
             // The handler keeps this watch alive until the child is reaped.
             let registration = try loop.register(pidfd, interest: .readable) { _ in self.reap() }
-            state.withLock { $0.registration = registration }
+            // The loop may reap a child that already exited before the registration is stored here: then the
+            // pidfd is still open (reap leaves it, as it could not deregister), and it is deregistered and closed
+            // here, in that order (closed first, its number could be reused and the removal would hit another).
+            let reaped = state.withLock { state -> Bool in
+                if state.status != nil { return true }
+                state.registration = registration
+                return false
+            }
+            if reaped {
+                loop.deregister(registration)
+                let open = state.withLock { state -> FileDescriptor? in
+                    defer { state.pidfd = nil }
+                    return state.pidfd
+                }
+                open?.close()
+            }
         } catch {
             kill(pid, SIGKILL)
             var ignored: Int32 = 0
@@ -420,13 +435,16 @@ final class ExitWatch: Sendable {
         let status = reaped == pid ? ChildProcess.ExitStatus(waitStatus: raw) : .unknown
         let (registration, pidfd, waiters, timer) = state.withLock { state in
             state.status = status
+            // Not registered yet (the child exited before init stored the registration): init deregisters and
+            // closes the pidfd, and until then a readiness event finds the status and returns.
+            let pidfd = state.registration == nil ? nil : state.pidfd
             defer {
+                if pidfd != nil { state.pidfd = nil }
                 state.registration = nil
-                state.pidfd = nil
                 state.waiters = [:]
                 state.killTimer = nil
             }
-            return (state.registration, state.pidfd, Array(state.waiters.values), state.killTimer)
+            return (state.registration, pidfd, Array(state.waiters.values), state.killTimer)
         }
         if let registration { loop.deregister(registration) }
         pidfd?.close()

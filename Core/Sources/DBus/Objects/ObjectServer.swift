@@ -19,7 +19,8 @@ import Synchronization
 /// sent right after the reply, on the same outgoing queue; `PropertiesChanged` of one object and interface fold
 /// into one signal with the values current when it leaves. ``DBusMethodCall/flushSignals()`` sends them earlier,
 /// ``DBusMethodCall/afterReply(_:)`` queues other work behind the reply. Changes made outside any call are
-/// announced at once.
+/// announced at once, and so are those made with ``setPropertiesNow(_:interface:at:)``: a property whose every
+/// change is an event (a characteristic's `Value`).
 ///
 /// Work is bounded (``Limits``): at most `maxCallsInFlight` handlers run at once (64 by default); further calls wait
 /// for a slot in arrival order, at most `maxQueuedCalls` of them (1024); a call past that is refused at once with
@@ -180,6 +181,27 @@ public final class ObjectServer: Sendable {
     )
         throws
     {
+        try setProperties(changes, interface: interface, at: path, announce: emitting ? .afterCall : .never)
+    }
+
+    /// ``setProperties(_:interface:at:)`` whose `PropertiesChanged` leaves at once, carrying these values, even
+    /// while a call of this server is being handled (that call's other signals still follow its reply). For a
+    /// property whose every change is an event, as bluetoothd sends a characteristic's `Value`
+    /// (`G_DBUS_PROPERTY_CHANGED_FLAG_FLUSH`): each notification is a signal of its own, in the order they came.
+    /// Held back, two would fold into one with the later value, and leave after signals sent meanwhile.
+    public func setPropertiesNow(
+        _ changes: [(name: String, value: DBusValue?)], interface: String, at path: ObjectPath
+    ) throws {
+        try setProperties(changes, interface: interface, at: path, announce: .now)
+    }
+
+    /// When a change of properties is announced.
+    private enum SignalTiming { case never, afterCall, now }
+
+    private func setProperties(
+        _ changes: [(name: String, value: DBusValue?)], interface: String, at path: ObjectPath,
+        announce: SignalTiming
+    ) throws {
         try state.withLock { (state) throws in
             guard var entry = state.objects[path] else { throw DBusError(.unknownObject, "no object at \(path)") }
             guard let index = entry.index(of: interface) else {
@@ -198,10 +220,11 @@ public final class ObjectServer: Sendable {
             }
             for change in changes { entry.interfaces[index].values[change.name] = change.value }
             state.objects[path] = entry
-            guard emitting else { return }
+            guard announce != .never else { return }
             var names: [String] = []
             for property in properties where !names.contains(property.name) { names.append(property.name) }
-            emit(.propertiesChanged(path: path, interface: interface, names: names), in: state)
+            let item = CallContext.Deferred.propertiesChanged(path: path, interface: interface, names: names)
+            if announce == .now { sendNow(item, in: state) } else { emit(item, in: state) }
         }
     }
 
