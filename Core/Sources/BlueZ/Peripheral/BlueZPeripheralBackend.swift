@@ -236,8 +236,10 @@ public final class BlueZPeripheralBackend: PeripheralBackend {
         case .full: return false
         case .sent(let path, let token):
             do {
-                try connection.objects.setProperty(
-                    "Value", to: .bytes(value), interface: Self.characteristicInterface, at: path)
+                // Each value is a notification of its own, sent at once even while a call from bluetoothd is
+                // being handled (held until its reply, two would fold into one with the later value).
+                try connection.objects.setPropertiesNow(
+                    [("Value", .bytes(value))], interface: Self.characteristicInterface, at: path)
             } catch {
                 if let token { _ = state.withLock { $0.unconfirmed[path]?.removeAll { $0 == token } } }
                 releaseSlot()
