@@ -85,14 +85,28 @@ struct FaultInjectionTests {
             address: bus.address, scenario: nil, options: ["--scenario", Air.scenario])
         let client = try await BlueZClient.connect(bus)
         try await client.connectHRM()
-        try await client.control("SetDelay", [Self.address, .double(2)])
-        let first = Task { try await client.read(HRM.longNote) }
-        // The first read is admitted before Control1 answers the next call (one connection, in order).
-        try await client.control("SetDelay", [Self.address, .double(2)])
-        #expect(
-            await client.errorName { _ = try await client.read(HRM.longNote, offset: 5) }
-                == "org.bluez.Error.InProgress")
-        #expect(try await first.value == Array(HRM.longText.utf8))
+        try await client.control("SetDelay", [Self.address, .double(10)])
+        // Two reads at different offsets at once. Which one blesim admits first depends on which task sends first;
+        // that one is held back for the delay, and the other, arriving meanwhile, is InProgress.
+        let whole = Task { () -> ([UInt8]?, String?) in
+            var value: [UInt8]?
+            let error = await client.errorName { value = try await client.read(HRM.longNote) }
+            return (value, error)
+        }
+        let tail = Task { () -> ([UInt8]?, String?) in
+            var value: [UInt8]?
+            let error = await client.errorName { value = try await client.read(HRM.longNote, offset: 5) }
+            return (value, error)
+        }
+        let (wholeValue, wholeError) = await whole.value
+        let (tailValue, tailError) = await tail.value
+        let text = Array(HRM.longText.utf8)
+        if wholeError == nil {
+            #expect(wholeValue == text && tailError == "org.bluez.Error.InProgress", "\(String(describing: tailError))")
+        } else {
+            #expect(wholeError == "org.bluez.Error.InProgress", "\(String(describing: wholeError))")
+            #expect(tailError == nil && tailValue == Array(text.dropFirst(5)), "\(String(describing: tailError))")
+        }
         _ = sim
     }
 
