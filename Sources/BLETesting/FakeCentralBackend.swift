@@ -108,13 +108,17 @@ public final class FakeCentralBackend: CentralBackend {
 
     private func gattCall(_ call: Call) async throws(BLEError) -> [UInt8] {
         let scripted = answers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-        record(call)
-        if let scripted { return try scripted.get() }
+        if let scripted {
+            record(call)
+            return try scripted.get()
+        }
         let result = await withCheckedContinuation { continuation in
             state.withLock { state in
                 state.parked[state.next] = continuation
                 state.next += 1
             }
+            // Parked before it is seen: a test that sees the call and finishes it at once must find it.
+            record(call)
         }
         return try result.get()
     }
