@@ -56,8 +56,8 @@ public final class ControlServer: Sendable {
         var nextClient: UInt64 = 0
         var policy: PeerPolicy
         var acceptPaused = false
-        /// `clients`, `requestsInFlight` and `pausedClients` are kept as the clients change, so reading them
-        /// costs the same however many clients there are.
+        /// `requestsInFlight` and `pausedClients` are kept as the clients change, so reading them costs the same
+        /// however many clients there are (`clients` is the table's count, filled in when read).
         var counters = ControlServerCounters()
         /// How many clients subscribed to each kind of event.
         var subscribers: [EventKind: Int] = [:]
@@ -146,7 +146,11 @@ public final class ControlServer: Sendable {
 
     /// What the bounds have seen since the server started.
     public var counters: ControlServerCounters {
-        state.withLock { $0.counters }
+        state.withLock { state in
+            var counters = state.counters
+            counters.clients = state.clients.count
+            return counters
+        }
     }
 
     /// Flushes what each client can take now, closes every connection and
@@ -160,7 +164,6 @@ public final class ControlServer: Sendable {
                 state.listener = nil
                 state.clients = [:]
                 state.subscribers = [:]
-                state.counters.clients = 0
                 state.counters.requestsInFlight = 0
                 state.counters.pausedClients = 0
             }
@@ -235,7 +238,6 @@ public final class ControlServer: Sendable {
                 fd: fd, peer: peer, framer: LineFramer(maxLineBytes: options.maxMessageBytes),
                 outbox: ClientOutbox(maxEvents: options.maxQueuedEvents, maxReplyBytes: options.maxQueuedReplyBytes),
                 subscription: nil)
-            state.counters.clients += 1
             return state.nextClient
         }
         do {
@@ -334,15 +336,15 @@ public final class ControlServer: Sendable {
             reply(call, outcome, to: id)
             return
         }
-        guard registry.handler(for: call.method) != nil else {
-            reply(call, .failure(RPCError(.methodNotFound, "method not found: \(call.method)")), to: id)
-            return
-        }
         let methodCall = MethodCall(method: call.method, params: call.params, peer: peer)
         let afterReply = methodCall.afterReply
         if let outcome = registry.callImmediately(methodCall) {
             reply(call, outcome, to: id)
             afterReply.run()
+            return
+        }
+        guard registry.handler(for: call.method) != nil else {
+            reply(call, .failure(RPCError(.methodNotFound, "method not found: \(call.method)")), to: id)
             return
         }
         state.withLock { state in
@@ -571,7 +573,6 @@ public final class ControlServer: Sendable {
         let (removed, resumeListener) = state.withLock { state -> (Client?, EventLoop.Registration?) in
             state.subscribe(id, to: nil)
             guard let client = state.clients.removeValue(forKey: id) else { return (nil, nil) }
-            state.counters.clients -= 1
             state.counters.requestsInFlight -= client.inFlight
             if client.paused { state.counters.pausedClients -= 1 }
             guard state.acceptPaused else { return (client, nil) }

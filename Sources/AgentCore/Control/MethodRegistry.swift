@@ -126,10 +126,7 @@ public final class MethodRegistry: Sendable {
     public func registerBuiltin(
         _ method: String, params: ParamSchema, handler: @escaping MethodHandler
     ) throws(RegistrationError) {
-        guard ControlAPI.namespace(of: method) != nil, !method.hasSuffix(".") else {
-            throw .malformedName(method)
-        }
-        try insert(method, Entry(params: params, handler: handler))
+        try insert(builtin: method, Entry(params: params, handler: handler))
     }
 
     /// Registers a built-in method that answers at once (see ``ImmediateMethodHandler``):
@@ -137,10 +134,15 @@ public final class MethodRegistry: Sendable {
     public func registerImmediate(
         _ method: String, params: ParamSchema, handler: @escaping ImmediateMethodHandler
     ) throws(RegistrationError) {
+        try insert(builtin: method, Entry(params: params, handler: { try handler($0) }, immediate: handler))
+    }
+
+    /// Inserts a built-in method: any namespace, reserved ones included, but a well-formed name.
+    private func insert(builtin method: String, _ entry: Entry) throws(RegistrationError) {
         guard ControlAPI.namespace(of: method) != nil, !method.hasSuffix(".") else {
             throw .malformedName(method)
         }
-        try insert(method, Entry(params: params, handler: { try handler($0) }, immediate: handler))
+        try insert(method, entry)
     }
 
     /// Registers a plugin's method taking `params`: `method` must be
@@ -195,10 +197,8 @@ public final class MethodRegistry: Sendable {
             var checked = call
             checked.arguments = try Self.check(call.params, against: entry.params)
             return .success(try immediate(checked))
-        } catch let error as RPCError {
-            return .failure(error)
         } catch {
-            return .failure(RPCError(.internalError, "\(error)"))
+            return .failure(Self.rpcError(error))
         }
     }
 
@@ -222,11 +222,14 @@ public final class MethodRegistry: Sendable {
         }
         do {
             return .success(try await handler(call))
-        } catch let error as RPCError {
-            return .failure(error)
         } catch {
-            return .failure(RPCError(.internalError, "\(error)"))
+            return .failure(Self.rpcError(error))
         }
+    }
+
+    /// The error a client receives for a handler's `error`: an ``RPCError`` as thrown, any other -32603.
+    private static func rpcError(_ error: any Error) -> RPCError {
+        (error as? RPCError) ?? RPCError(.internalError, "\(error)")
     }
 
     /// `params` as `schema` accepts them, or -32602 (``RPCError/init(invalidParams:)``).
