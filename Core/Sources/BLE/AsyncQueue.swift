@@ -61,7 +61,11 @@ public struct QueueCounters: Hashable, Sendable {
 final class AsyncQueue<Buffer: QueueBuffer>: Sendable {
     private struct State: Sendable {
         var buffer: Buffer
-        var waiter: CheckedContinuation<Buffer.Output?, Never>?
+        var waiter: CheckedContinuation<Buffer.Output?, Never>? {
+            didSet { hasWaiter = waiter != nil }
+        }
+        /// Whether ``waiter`` is set, read per push without copying the continuation.
+        var hasWaiter = false
         var finished = false
         var wakePending = false
         var counters = QueueCounters()
@@ -104,7 +108,7 @@ final class AsyncQueue<Buffer: QueueBuffer>: Sendable {
             state.counters.dropped += state.buffer.push(input)
             let waiting = state.buffer.count
             state.counters.highWater = max(state.counters.highWater, waiting)
-            guard state.waiter != nil, !state.wakePending else {
+            guard state.hasWaiter, !state.wakePending else {
                 return PushOutcome(needsWake: false, waiting: waiting)
             }
             state.wakePending = true

@@ -197,6 +197,14 @@ struct DeviceProperties: Sendable {
         }
     }
 
+    /// Whether a change of the property `key` can change the advertisement's local name (see ``advertisement``).
+    static func namesAdvertisement(_ key: String) -> Bool {
+        key == "Name" || key == "Alias" || key == "Address"
+    }
+
+    /// Whether a mirrored property is held as sent, in an unusual form.
+    var hasUnusualValues: Bool { !unusual.isEmpty }
+
     /// The alias BlueZ makes up from the address, if there is one.
     private var madeUpAlias: String? {
         address.map { String($0.map { $0 == ":" ? "-" : $0 }) }

@@ -72,18 +72,54 @@ struct DeviceEntry: Sendable {
     /// Counts the changes of what it advertises (``DeviceProperties/advertisement``): a scan without duplicates
     /// remembers this, not the advertisement, to report each change once.
     var advertisementVersion: UInt64 = 0
+    /// When the mirror last moved it to the newest end of its recency list (nil: it is not in the list).
+    var recencyStamp: BLEInstant?
 
     /// Sets `changed` and removes `invalidated` (see ``DeviceProperties/apply(_:_:)``); returns the keys whose
     /// value changed, and counts a change of the advertisement.
+    ///
+    /// bluetoothd sends the advertised properties again with every report of a scan with duplicates, mostly
+    /// unchanged, so the advertisement is not built per report: a change of a property that
+    /// ``DeviceProperties/advertisement`` reads alone counts as a change of the advertisement (also one between
+    /// absent and empty, which read alike); only a signal that touches the name, the alias or the address (one
+    /// stands in for the other), or a device with a property in an unusual form, compares the advertisement
+    /// before and after.
     mutating func apply(_ changed: PropertyMap, _ invalidated: [String]) -> [String] {
         guard
             changed.keys.contains(where: DeviceProperties.affectsAdvertisement)
                 || invalidated.contains(where: DeviceProperties.affectsAdvertisement)
         else { return properties.apply(changed, invalidated) }
-        let before = properties.advertisement
+        let compared =
+            !properties.hasUnusualValues
+            && !changed.keys.contains(where: DeviceProperties.namesAdvertisement)
+            && !invalidated.contains(where: DeviceProperties.namesAdvertisement)
+        guard compared else {
+            let before = properties.advertisement
+            let keys = properties.apply(changed, invalidated)
+            if !keys.isEmpty && properties.advertisement != before { advertisementVersion &+= 1 }
+            return keys
+        }
         let keys = properties.apply(changed, invalidated)
-        if !keys.isEmpty && properties.advertisement != before { advertisementVersion &+= 1 }
+        if keys.contains(where: DeviceProperties.affectsAdvertisement) { advertisementVersion &+= 1 }
         return keys
+    }
+
+    /// Applies a signal about the device, heard at `now` (see ``apply(_:_:)``); returns the changed keys and whether
+    /// the device is due a move to the newest end of the mirror's recency list: it is subject to expiry and was
+    /// not moved within `resolution` (the move is then stamped here).
+    mutating func heard(
+        _ changed: PropertyMap, _ invalidated: [String], at now: BLEInstant, resolution: Duration
+    ) -> (keys: [String], renew: Bool) {
+        let keys = apply(changed, invalidated)
+        guard prunable, recencyStamp.map({ now - $0 >= resolution }) ?? true else { return (keys, false) }
+        recencyStamp = now
+        return (keys, true)
+    }
+
+    /// Whether a change of the property `key` moves the device in the indices by adapter and link, or in or out
+    /// of the recency list.
+    static func changesIndices(_ key: String) -> Bool {
+        key == "Adapter" || key == "Connected" || key == "Paired"
     }
 
     /// Neither connected nor paired: subject to expiry.
@@ -196,7 +232,7 @@ extension ObjectTreeMirror {
         index.devicesByAdapter[adapter, default: []].insert(path)
         if properties.isConnected { index.connectedDevices.insert(path) }
         index.devices[path] = entry
-        if entry.prunable { recency.touch(path, at: now) }
+        if entry.prunable { touchRecency(path, at: now) }
         refreshIdentifier(path)
     }
 
@@ -206,9 +242,9 @@ extension ObjectTreeMirror {
     /// advertisement (no change of adapter, link or pairing) looks the entry
     /// up once.
     mutating func deviceChanged(_ path: String, keys: [String], now: BLEInstant) {
-        if !keys.contains(where: { $0 == "Adapter" || $0 == "Connected" || $0 == "Paired" }) {
+        if !keys.contains(where: DeviceEntry.changesIndices) {
             guard let prunable = index.devices[path]?.prunable else { return }
-            if prunable { recency.touch(path, at: now) }
+            if prunable { touchRecency(path, at: now) }
             if keys.contains(where: { $0 == "Address" || $0 == "AddressType" }) { refreshIdentifier(path) }
             return
         }
@@ -225,8 +261,26 @@ extension ObjectTreeMirror {
         } else {
             index.connectedDevices.remove(path)
         }
-        if entry.prunable { recency.touch(path, at: now) } else { recency.remove(path) }
+        if entry.prunable {
+            touchRecency(path, at: now)
+        } else {
+            recency.remove(path)
+            index.devices[path]?.recencyStamp = nil
+        }
         refreshIdentifier(path)
+    }
+
+    /// A signal about the device at `path` changed `keys` (none of them ``DeviceEntry/changesIndices(_:)``) and,
+    /// when `renew`, is due a move in the recency list (``DeviceEntry/heard(_:_:at:resolution:)`` stamped it).
+    mutating func deviceHeard(_ path: String, keys: [String], renew: Bool, now: BLEInstant) {
+        if renew { recency.touch(path, at: now) }
+        if keys.contains(where: { $0 == "Address" || $0 == "AddressType" }) { refreshIdentifier(path) }
+    }
+
+    /// Moves the device at `path` to the newest end of the recency list and stamps its entry.
+    private mutating func touchRecency(_ path: String, at now: BLEInstant) {
+        recency.touch(path, at: now)
+        index.devices[path]?.recencyStamp = now
     }
 
     private mutating func forgetDevice(_ path: String) {

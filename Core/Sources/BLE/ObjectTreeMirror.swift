@@ -251,6 +251,12 @@ public struct ObjectTreeMirror: Sendable {
         recency.oldest.map { $0.touched + limits.staleDeviceAge }
     }
 
+    /// How finely the recency list orders the devices heard: a device heard again within this long of its last
+    /// move stays where it is, so a flood of reports from the same devices does not reorder the list per report.
+    /// A hundredth of the stale age, at most a second: a device expires at most that much early, and the
+    /// devices evicted beyond the maximum are the least recently heard to within it.
+    var recencyResolution: Duration { min(.seconds(1), limits.staleDeviceAge / 100) }
+
     /// How many devices are candidates for pruning (neither connected nor paired).
     public var prunableDeviceCount: Int { recency.count }
 
@@ -293,12 +299,19 @@ public struct ObjectTreeMirror: Sendable {
         case .interfacesRemoved(let path, let interfaces):
             return remove(path, interfaces.sorted())
         case .propertiesChanged(let path, BlueZInterface.device, let changed, let invalidated):
-            // One access to the device's properties: updated in place, the changed keys back.
-            guard let keys = index.devices[path]?.apply(changed, invalidated) else {
+            // One access to the device's entry: properties updated in place, the changed keys back, and whether
+            // it is due a move in the recency list.
+            let resolution = recencyResolution
+            let heard = index.devices[path]?.heard(changed, invalidated, at: now, resolution: resolution)
+            guard let (keys, renew) = heard else {
                 counters.unknownObjectSignals += 1
                 return [.needsRefresh(path: path, interface: BlueZInterface.device)]
             }
-            deviceChanged(path, keys: keys, now: now)
+            if keys.contains(where: DeviceEntry.changesIndices) {
+                deviceChanged(path, keys: keys, now: now)
+            } else {
+                deviceHeard(path, keys: keys, renew: renew, now: now)
+            }
             guard !keys.isEmpty else { return [] }
             return [.changed(path: path, interface: BlueZInterface.device, keys: keys.sorted())]
         case .propertiesChanged(let path, let interface, let changed, let invalidated):

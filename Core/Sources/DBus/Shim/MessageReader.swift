@@ -6,14 +6,15 @@ internal import CDBus
 /// one its signature promised before reading it, so a mismatch is a thrown error, never a misread.
 enum MessageReader {
     static func read(_ message: OpaquePointer, signature: DBusSignature) throws(DBusMarshalError) -> [DBusValue] {
-        guard signature.rawValue.isEmpty || !signature.types.isEmpty else {
+        let types = signature.types
+        guard signature.rawValue.isEmpty || !types.isEmpty else {
             throw .invalidSignature(signature.rawValue, reason: "not parseable")
         }
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(message, &iter) != 0 else { return [] }
         var values: [DBusValue] = []
-        values.reserveCapacity(signature.types.count)
-        for (index, type) in signature.types.enumerated() {
+        values.reserveCapacity(types.count)
+        for (index, type) in types.enumerated() {
             if index > 0 { guard dbus_message_iter_next(&iter) != 0 else { throw truncated(signature) } }
             values.append(try readValue(&iter, type))
         }

@@ -5,13 +5,18 @@
 public struct DBusSignature: Sendable, Hashable, CustomStringConvertible {
     /// The signature text.
     public let rawValue: String
+    /// The types, when parsed at creation; a signature read from a message is parsed when its types are asked for.
+    private let parsedTypes: [DBusType]?
+
     /// The complete types, in order.
-    public let types: [DBusType]
+    public var types: [DBusType] {
+        parsedTypes ?? (try? SignatureParser.parse(rawValue)) ?? []
+    }
 
     /// Validates and parses `text`.
     public init(_ text: String) throws(DBusMarshalError) {
         rawValue = text
-        types = try SignatureParser.parse(text)
+        parsedTypes = try SignatureParser.parse(text)
     }
 
     /// The signature of `types`; throws if it breaks the D-Bus limits (length, nesting).
@@ -21,10 +26,11 @@ public struct DBusSignature: Sendable, Hashable, CustomStringConvertible {
         try self.init(text)
     }
 
-    /// Wraps text that libdbus already validated.
+    /// Wraps text that libdbus already validated; its types are parsed when asked for (most messages are read
+    /// by their signature's text, not its types).
     init(trusted text: String) {
         rawValue = text
-        types = (try? SignatureParser.parse(text)) ?? []
+        parsedTypes = nil
     }
 
     /// The empty signature (no arguments).
