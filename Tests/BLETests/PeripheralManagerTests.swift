@@ -140,6 +140,35 @@ import Testing
         #expect(backend.log == [.respond(ATTRequestID(7), .failure(.unlikelyError))])
     }
 
+    @Test("unanswered requests expire in arrival order, each at its own deadline; one answered in time does not")
+    func unansweredRequestsExpireInArrivalOrder() async throws {
+        let (manager, backend, clock) = await poweredOn(timeout: .seconds(5))
+        var requests = manager.requests().makeAsyncIterator()
+        var calls = backend.calls.makeAsyncIterator()
+        var delivered: [ATTRequest] = []
+        for id in 1...3 {
+            backend.send(
+                .request(
+                    ATTRequestInfo(
+                        id: ATTRequestID(UInt64(id)), central: central, characteristic: level, value: [1],
+                        write: .withResponse)))
+            delivered.append(try #require(await requests.next()))
+            clock.advance(by: .seconds(1))
+        }
+        #expect(delivered[1].respond())
+        await waitFor(.respond(ATTRequestID(2), .success([])), in: &calls)
+        clock.advance(by: .seconds(2))
+        await waitFor(.respond(ATTRequestID(1), .failure(.unlikelyError)), in: &calls)
+        #expect(!delivered[2].isAnswered)
+        clock.advance(by: .seconds(2))
+        await waitFor(.respond(ATTRequestID(3), .failure(.unlikelyError)), in: &calls)
+        #expect(
+            backend.log == [
+                .respond(ATTRequestID(2), .success([])), .respond(ATTRequestID(1), .failure(.unlikelyError)),
+                .respond(ATTRequestID(3), .failure(.unlikelyError)),
+            ])
+    }
+
     @Test func subscriptionsCarryTheCentralsMTUAndUpdatesReportAFullQueue() async throws {
         let (manager, backend, _) = await poweredOn()
         var events = manager.subscriptionEvents().makeAsyncIterator()

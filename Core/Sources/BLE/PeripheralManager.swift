@@ -51,6 +51,8 @@ public final class PeripheralManager: Sendable {
     private let readyBroadcast = Broadcast<Void>(capacity: 1)
     let registrationBroadcast = Broadcast<[RegistrationFailure]>(capacity: 16)
     private let pump = Mutex<Task<Void, Never>?>(nil)
+    /// The requests not answered yet, answered with ``Options/unansweredRequestError`` at their deadline.
+    private let deadlines: RequestDeadlines
     /// Writes the restoration state on the blocking pool (made at the first save).
     private let persistence = Mutex<CoalescingWriter<Void>?>(nil)
 
@@ -64,6 +66,8 @@ public final class PeripheralManager: Sendable {
         self.backend = backend
         self.clock = clock
         self.options = options
+        deadlines = RequestDeadlines(
+            clock: clock, timeout: options.requestTimeout, fallback: options.unansweredRequestError)
         var initial = State(machine: ManagerStateMachine(preferredAdapter: options.adapter))
         let loaded: RestorationLoad
         do {
@@ -305,19 +309,12 @@ public final class PeripheralManager: Sendable {
 
     private func deliver(_ info: ATTRequestInfo) {
         let backend = self.backend
-        let timer = Mutex<Task<Void, Never>?>(nil)
+        let deadlines = self.deadlines
         let request = ATTRequest(info: info) { result in
-            timer.withLock { $0?.cancel() }
+            deadlines.remove(info.id)
             backend.respond(to: info.id, with: result)
         }
-        let deadline = clock.now + options.requestTimeout
-        let clock = self.clock
-        let fallback = options.unansweredRequestError
-        let task = Task {
-            do { try await clock.sleep(until: deadline) } catch { return }
-            request.answer(.failure(fallback))
-        }
-        timer.withLock { $0 = task }
+        deadlines.add(request)
         requestBroadcast.yield(request)
     }
 
