@@ -302,7 +302,10 @@ public struct ObjectTreeMirror: Sendable {
             // One access to the device's entry: properties updated in place, the changed keys back, and whether
             // it is due a move in the recency list.
             let resolution = recencyResolution
-            let heard = index.devices[path]?.heard(changed, invalidated, at: now, resolution: resolution)
+            // Through the entry's index: the entry is updated where it lies, not moved out and back.
+            let heard = index.devices.index(forKey: path).map {
+                index.devices.values[$0].heard(changed, invalidated, at: now, resolution: resolution)
+            }
             guard let (keys, renew) = heard else {
                 counters.unknownObjectSignals += 1
                 return [.needsRefresh(path: path, interface: BlueZInterface.device)]

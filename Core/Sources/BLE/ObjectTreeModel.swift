@@ -93,9 +93,12 @@ extension ObjectTreeMirror {
     /// The typed view and the identifier of the device at `path`, with the
     /// count of changes of its advertisement (``DeviceEntry/advertisementVersion``), in one lookup.
     func deviceReport(at path: String) -> (DeviceModel, PeripheralIdentifier, advertisementVersion: UInt64)? {
-        guard let entry = index.devices[path], let identifier = entry.identifier, let model = entry.model(at: path)
+        // Read in place: a copy of the entry would retain and release each of its fields.
+        guard let position = index.devices.index(forKey: path),
+            let identifier = index.devices.values[position].identifier,
+            let model = index.devices.values[position].model(at: path)
         else { return nil }
-        return (model, identifier, entry.advertisementVersion)
+        return (model, identifier, index.devices.values[position].advertisementVersion)
     }
 
     /// The stable identifier of the device at `path` (needs its adapter's address).
