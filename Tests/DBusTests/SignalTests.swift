@@ -1,5 +1,6 @@
 import BLETesting
 import DBus
+import Synchronization
 import Testing
 
 @Suite("Signals as streams")
@@ -25,6 +26,34 @@ struct SignalTests {
             }
             #expect(received == Array(0..<500))
             await emitter.close()
+            await receiver.close()
+        }
+    }
+
+    @Test("whenWritten runs once what was queued before it is written, in order; on a closed connection at once")
+    func whenWrittenFollowsTheQueue() async throws {
+        try await PrivateBus.with { bus in
+            let emitter = try await bus.connect()
+            let receiver = try await bus.connect()
+            let stream = try await receiver.signals(MatchRule(interface: SignalTests.interface))
+            let order = Mutex<[Int]>([])
+            let written = AsyncStream.makeStream(of: Int.self)
+            for value in 1...3 {
+                try SignalTests.emit(emitter, "Tick", Int32(value))
+                emitter.whenWritten {
+                    order.withLock { $0.append(value) }
+                    written.continuation.yield(value)
+                }
+            }
+            var heard = written.stream.makeAsyncIterator()
+            for _ in 1...3 { _ = await heard.next() }
+            #expect(order.withLock { $0 } == [1, 2, 3])
+            var signals = stream.makeAsyncIterator()
+            for value in 1...3 { #expect(try await signals.next()?.decode(Int32.self) == Int32(value)) }
+            await emitter.close()
+            let ranAtOnce = Mutex(false)
+            emitter.whenWritten { ranAtOnce.withLock { $0 = true } }
+            #expect(ranAtOnce.withLock { $0 })
             await receiver.close()
         }
     }

@@ -93,10 +93,6 @@ public final class BlueZPeripheralBackend: PeripheralBackend {
         var window: NotificationWindow
         var nextToken: UInt64 = 1
         var unconfirmed: [ObjectPath: [UInt64]] = [:]
-        /// Notifications queued on the connection whose slots wait for the next flush.
-        var unflushed = 0
-        /// Whether a task is flushing the connection for them.
-        var flushing = false
         var notifying: [LocalCharacteristic: Int] = [:]
         var centrals: [ObjectPath: PeripheralIdentifier] = [:]
         var adapterAddresses: [String: String] = [:]
@@ -268,34 +264,10 @@ public final class BlueZPeripheralBackend: PeripheralBackend {
         if state.withLock({ $0.window.release() }) { continuation.yield(.readyToUpdate) }
     }
 
-    /// A notification was queued on the connection: its slot is released once the connection has written it.
-    /// One task flushes at a time, and each flush releases the slots of every notification queued before it
-    /// began (libdbus writes in order), so a flood costs one flush per batch, not a task per notification.
+    /// A notification was queued on the connection: its slot is released once the connection has written it, by
+    /// the connection's own thread (no task per notification).
     private func releaseAfterFlush() {
-        let start = state.withLock { state -> Bool in
-            state.unflushed += 1
-            guard !state.flushing else { return false }
-            state.flushing = true
-            return true
-        }
-        guard start else { return }
-        let connection = self.connection
-        Task { [weak self] in
-            while let self {
-                let count = self.state.withLock { state -> Int in
-                    let count = state.unflushed
-                    state.unflushed = 0
-                    if count == 0 { state.flushing = false }
-                    return count
-                }
-                guard count > 0 else { return }
-                await connection.flush()
-                let ready = self.state.withLock { state in
-                    (0..<count).reduce(false) { ready, _ in state.window.release() || ready }
-                }
-                if ready { self.continuation.yield(.readyToUpdate) }
-            }
-        }
+        connection.whenWritten { [weak self] in self?.releaseSlot() }
     }
 
     /// bluetoothd's `Confirm`: the oldest indication of `path` was acknowledged.

@@ -20,7 +20,7 @@ final class ConnectionDriver: Sendable {
     private struct State {
         var pending: [UInt32: PendingCall] = [:]
         var serials: [UInt64: UInt32] = [:]
-        var flushWaiters: [CheckedContinuation<Void, Never>] = []
+        var flushWaiters: [@Sendable () -> Void] = []
         var closing = false
         var disconnected = false
         var dispatchScheduled = false
@@ -200,20 +200,20 @@ final class ConnectionDriver: Sendable {
         guard !state.withLock({ $0.finished }) else { return }
         let idle = !LibDBus.hasMessagesToSend(connection)
         let lost = !LibDBus.isConnected(connection)
-        let (waiters, finish) = state.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
+        let (waiters, finish) = state.withLock { state -> ([@Sendable () -> Void], Bool) in
             guard !state.finished else { return ([], false) }
             let waiters = idle ? state.flushWaiters : []
             if idle { state.flushWaiters = [] }
             let finish = ((state.disconnected || lost) && !state.dispatchScheduled) || (state.closing && idle)
             return (waiters, finish)
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter() }
         if finish { teardown() }
     }
 
     /// Fails what is pending, releases the connection and stops the loop (the owner thread then ends).
     private func teardown() {
-        let taken = state.withLock { state -> ([PendingCall], [CheckedContinuation<Void, Never>])? in
+        let taken = state.withLock { state -> ([PendingCall], [@Sendable () -> Void])? in
             guard !state.finished else { return nil }
             state.finished = true
             defer {
@@ -228,7 +228,7 @@ final class ConnectionDriver: Sendable {
         for command in core.mailbox.close() {
             switch command {
             case .call(let request): request.continuation.resume(throwing: error)
-            case .flush(let waiter): waiter.resume()
+            case .flush(let waiter): waiter()
             case .send, .cancel, .close: break
             }
         }
@@ -236,7 +236,7 @@ final class ConnectionDriver: Sendable {
             loop.cancel(call.timer)
             call.continuation.resume(throwing: error)
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter() }
         table.close()
         LibDBus.closeAndUnref(connection)
         core.signals.finishAll()

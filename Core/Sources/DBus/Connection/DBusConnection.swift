@@ -64,8 +64,15 @@ public final class DBusConnection: Sendable {
     /// Returns once everything queued so far has been written to the socket (or the connection is gone).
     public func flush() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            if !core.mailbox.post(.flush(continuation)) { continuation.resume() }
+            whenWritten { continuation.resume() }
         }
+    }
+
+    /// Runs `action` once everything queued so far has been written to the socket (or the connection is gone):
+    /// ``flush()`` without a task, for a sender that only needs to hear it. `action` runs on the connection's owner
+    /// thread (at once, on the caller's, when the connection is already closed), so it must not block.
+    public func whenWritten(_ action: @escaping @Sendable () -> Void) {
+        if !core.mailbox.post(.flush(action)) { action() }
     }
 
     // MARK: Calls

@@ -9,8 +9,9 @@ enum LoopCommand: Sendable {
     case call(CallRequest)
     /// The awaiting task of call `id` was cancelled.
     case cancel(UInt64)
-    /// Resume when every queued message has been written to the socket.
-    case flush(CheckedContinuation<Void, Never>)
+    /// Run the action (on the owner thread) when every message queued before it has been written to the socket,
+    /// or the connection is gone.
+    case flush(@Sendable () -> Void)
     /// Close the connection.
     case close
 }
