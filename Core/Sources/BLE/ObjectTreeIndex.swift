@@ -89,11 +89,11 @@ struct DeviceEntry: Sendable {
             changed.keys.contains(where: DeviceProperties.affectsAdvertisement)
                 || invalidated.contains(where: DeviceProperties.affectsAdvertisement)
         else { return properties.apply(changed, invalidated) }
-        let compared =
+        let countsDirectly =
             !properties.hasUnusualValues
             && !changed.keys.contains(where: DeviceProperties.namesAdvertisement)
             && !invalidated.contains(where: DeviceProperties.namesAdvertisement)
-        guard compared else {
+        guard countsDirectly else {
             let before = properties.advertisement
             let keys = properties.apply(changed, invalidated)
             if !keys.isEmpty && properties.advertisement != before { advertisementVersion &+= 1 }
@@ -238,14 +238,13 @@ extension ObjectTreeMirror {
 
     /// The device at `path` was heard and its Device1 properties `keys`
     /// changed (none: heard all the same): recency, identifier and, when its
-    /// adapter, link or pairing changed, the indices by those. An
-    /// advertisement (no change of adapter, link or pairing) looks the entry
-    /// up once.
+    /// adapter, link or pairing changed, the indices by those. A live report
+    /// takes ``deviceHeard(_:keys:renew:now:)`` instead, with the entry already stamped.
     mutating func deviceChanged(_ path: String, keys: [String], now: BLEInstant) {
         if !keys.contains(where: DeviceEntry.changesIndices) {
             guard let prunable = index.devices[path]?.prunable else { return }
-            if prunable { touchRecency(path, at: now) }
-            if keys.contains(where: { $0 == "Address" || $0 == "AddressType" }) { refreshIdentifier(path) }
+            if prunable { index.devices[path]?.recencyStamp = now }
+            deviceHeard(path, keys: keys, renew: prunable, now: now)
             return
         }
         guard let entry = index.devices[path] else { return }

@@ -27,9 +27,6 @@ final class RequestDeadlines: Sendable {
         self.fallback = fallback
     }
 
-    /// How many requests wait for an answer.
-    var count: Int { state.withLock { $0.waiting.count } }
-
     /// `request` arrived now; starts the sweeping task if none runs.
     func add(_ request: ATTRequest) {
         let now = clock.now
