@@ -50,5 +50,7 @@ let package = Package(
         .target(name: "BlueZ", dependencies: ["DBus", "BLE", "GATT", "IO"], swiftSettings: strict),
         // The BLE layer's internal state machines, tested through @testable import (they are not public API).
         .testTarget(name: "BLEInternalsTests", dependencies: ["BLE", "GATT"], swiftSettings: strict),
+        // The JSON module's compact writer checked against json-c's own output (@testable: json-c is internal).
+        .testTarget(name: "JSONInternalsTests", dependencies: ["JSON"], swiftSettings: strict),
     ]
 )

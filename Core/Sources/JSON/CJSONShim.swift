@@ -183,20 +183,6 @@ extension CJSONRoot {
         self.init(owning: Self.newObject(value))
     }
 
-    /// Appends the compact text of the tree to `bytes`, copied straight from json-c's buffer.
-    func appendSerialized(to bytes: inout [UInt8]) {
-        var length = 0
-        guard
-            let text = json_object_to_json_string_length(
-                object, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &length)
-        else {
-            CJSON.allocationFailed("json_object_to_json_string_length")
-        }
-        text.withMemoryRebound(to: UInt8.self, capacity: length) {
-            bytes.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
-        }
-    }
-
     /// Serialises the tree with json_object_to_json_string_ext flags; "/" is never escaped.
     func serialized(pretty: Bool) -> String {
         let flags =
@@ -268,13 +254,8 @@ extension CJSONRoot {
         }
     }
 
-    /// An object key as json-c writes it in compact text (quoted, escaped, U+0000 as U+FFFD).
-    static func serializedKey(_ key: String) -> String {
-        CJSONRoot(owning: newString(cKey(key))).serialized(pretty: false)
-    }
-
     /// The key json-c will store: U+0000 (which a C string cannot hold) becomes U+FFFD.
-    private static func cKey(_ key: String) -> String {
+    static func cKey(_ key: String) -> String {
         guard key.utf8.contains(0) else { return key }
         var scalars = String.UnicodeScalarView()
         for scalar in key.unicodeScalars { scalars.append(scalar == "\0" ? "\u{FFFD}" : scalar) }
