@@ -64,6 +64,13 @@ public final class ControlServer: Sendable {
         /// Refused connections are logged at most 5 a minute (a flood of them cannot flood the log).
         var refusalLog = LogRateLimit(burst: 5, window: .seconds(60))
 
+        /// Runs `body` on client `id` where it is stored (reading or changing a field copies nothing else of the
+        /// client); nil when there is no such client.
+        mutating func withClient<R>(_ id: UInt64, _ body: (inout Client) -> R) -> R? {
+            guard let index = clients.index(forKey: id) else { return nil }
+            return body(&clients.values[index])
+        }
+
         /// Replaces client `id`'s subscription with `kinds` (nil: none), keeping ``subscribers`` in step.
         mutating func subscribe(_ id: UInt64, to kinds: Set<EventKind>?) {
             guard clients[id] != nil else { return }
@@ -261,8 +268,7 @@ public final class ControlServer: Sendable {
 
     private func service(_ id: UInt64, _ readiness: EventLoop.Readiness) {
         if readiness.contains(.writable) { flush(id) }
-        let paused = state.withLock { $0.clients[id]?.paused }
-        guard let paused else { return }
+        guard let paused = state.withLock({ $0.withClient(id) { $0.paused } }) else { return }
         if paused {
             // Not reading: a hang-up or an error means the peer is gone, and level-triggered it would come back.
             if !readiness.isDisjoint(with: [.hangUp, .error]) { disconnect(id) }
@@ -272,7 +278,7 @@ public final class ControlServer: Sendable {
     }
 
     private func readFrom(_ id: UInt64) {
-        guard let fd = state.withLock({ $0.clients[id]?.fd }) else { return }
+        guard let fd = state.withLock({ $0.withClient(id) { $0.fd } }) else { return }
         // A bounded number of reads per wake-up keeps one busy client from starving the others.
         for _ in 0..<16 {
             let received = Result { () throws(SystemError) in try fd.receive(into: readBuffer) }
@@ -281,11 +287,14 @@ public final class ControlServer: Sendable {
                 return
             }
             guard case .done(let count) = transfer else { return }  // would block
-            let (frames, partial) = state.withLock { state -> ([LineFramer.Frame], Bool) in
-                let frames = state.clients[id]?.framer.append(readBuffer[..<count]) ?? []
-                return (frames, state.clients[id]?.framer.hasPartialLine ?? false)
-            }
-            notePartialLine(id, partial)
+            let (frames, armTimer) =
+                state.withLock { state in
+                    state.withClient(id) { client -> ([LineFramer.Frame], Bool) in
+                        let frames = client.framer.append(readBuffer[..<count])
+                        return (frames, Self.notePartialLine(in: &client))
+                    }
+                } ?? ([], false)
+            if armTimer { armIdleTimer(id, at: .now.advanced(by: options.partialLineTimeout)) }
             for frame in frames {
                 switch frame {
                 case .oversized:
@@ -297,27 +306,29 @@ public final class ControlServer: Sendable {
                     startOrHold(line, from: id)
                 }
             }
-            if state.withLock({ $0.clients[id]?.paused ?? true }) { return }
+            if state.withLock({ $0.withClient(id) { $0.paused } ?? true }) { return }
         }
     }
 
     /// Handles `line` now, or keeps it (and stops reading) while the client has its most requests running.
     private func startOrHold(_ line: [UInt8], from id: UInt64) {
-        let (start, registration, interest) = state.withLock {
-            state -> (Bool, EventLoop.Registration?, EventLoop.Interest) in
-            guard var client = state.clients[id] else { return (false, nil, []) }
-            if client.inFlight < options.maxRequestsInFlight && client.waiting.isEmpty { return (true, nil, []) }
-            client.waiting.append(line)
-            let pausing = !client.paused
-            if pausing {
+        typealias Outcome = (start: Bool, pausing: Bool, registration: EventLoop.Registration?, EventLoop.Interest)
+        let (start, pausing, registration, interest) = state.withLock { state -> Outcome in
+            let outcome = state.withClient(id) { client -> Outcome in
+                if client.inFlight < options.maxRequestsInFlight && client.waiting.isEmpty {
+                    return (true, false, nil, [])
+                }
+                client.waiting.append(line)
+                let pausing = !client.paused
                 client.paused = true
-                state.counters.pausedReads += 1
-                state.counters.pausedClients += 1
+                return (false, pausing, client.registration, client.interest)
             }
-            state.clients[id] = client
-            return (false, pausing ? client.registration : nil, client.interest)
+            guard let outcome, outcome.pausing else { return outcome ?? (false, false, nil, []) }
+            state.counters.pausedReads += 1
+            state.counters.pausedClients += 1
+            return outcome
         }
-        if let registration { loop.setInterest(interest, for: registration) }
+        if pausing, let registration { loop.setInterest(interest, for: registration) }
         if start { handle(line, from: id) }
     }
 
@@ -331,7 +342,7 @@ public final class ControlServer: Sendable {
     }
 
     private func dispatch(_ call: RPCCall, from id: UInt64) {
-        guard let peer = state.withLock({ $0.clients[id]?.peer }) else { return }
+        guard let peer = state.withLock({ $0.withClient(id) { $0.peer } }) else { return }
         if let outcome = handleEventsMethod(call, client: id) {
             reply(call, outcome, to: id)
             return
@@ -401,17 +412,14 @@ public final class ControlServer: Sendable {
 
     // MARK: - Unfinished lines
 
-    private func notePartialLine(_ id: UInt64, _ partial: Bool) {
-        let arm = state.withLock { state -> Bool in
-            guard state.clients[id] != nil else { return false }
-            guard partial else {
-                state.clients[id]?.partialSince = nil
-                return false
-            }
-            state.clients[id]?.partialSince = .now
-            return state.clients[id]?.idleTimer == nil
+    /// Notes whether `client` has an unfinished line after a read; true when its idle timer is to be armed.
+    private static func notePartialLine(in client: inout Client) -> Bool {
+        guard client.framer.hasPartialLine else {
+            client.partialSince = nil
+            return false
         }
-        if arm { armIdleTimer(id, at: .now.advanced(by: options.partialLineTimeout)) }
+        client.partialSince = .now
+        return client.idleTimer == nil
     }
 
     private func armIdleTimer(_ id: UInt64, at deadline: ContinuousClock.Instant) {
@@ -526,7 +534,8 @@ public final class ControlServer: Sendable {
     // MARK: - Writing
 
     private func send(_ message: JSON, to id: UInt64) {
-        let accepted = state.withLock { $0.clients[id]?.outbox.enqueueReply(Self.line(message)) } ?? true
+        let line = Self.line(message)
+        let accepted = state.withLock { $0.withClient(id) { $0.outbox.enqueueReply(line) } } ?? true
         guard accepted else {
             disconnect(id)  // it sends requests but never reads the replies
             return
@@ -537,9 +546,10 @@ public final class ControlServer: Sendable {
     private func flush(_ id: UInt64) {
         while true {
             guard
-                let (fd, bytes) = state.withLock({ state -> (FileDescriptor, ArraySlice<UInt8>?)? in
-                    guard let client = state.clients[id] else { return nil }
-                    return (client.fd, client.outbox.nextBytes)
+                let (fd, bytes) = state.withLock({ state in
+                    state.withClient(id) { client -> (FileDescriptor, ArraySlice<UInt8>?) in
+                        (client.fd, client.outbox.nextBytes)
+                    }
                 })
             else { return }
             guard let bytes else {
@@ -554,17 +564,18 @@ public final class ControlServer: Sendable {
                 setBlockedOnWrite(id, true)
                 return
             case .done(let written)?:
-                state.withLock { $0.clients[id]?.outbox.didWrite(written) }
+                state.withLock { _ = $0.withClient(id) { $0.outbox.didWrite(written) } }
             }
         }
     }
 
     private func setBlockedOnWrite(_ id: UInt64, _ blocked: Bool) {
-        let change = state.withLock { state -> (EventLoop.Registration, EventLoop.Interest)? in
-            guard var client = state.clients[id], client.blockedOnWrite != blocked else { return nil }
-            client.blockedOnWrite = blocked
-            state.clients[id] = client
-            return client.registration.map { ($0, client.interest) }
+        let change = state.withLock { state in
+            state.withClient(id) { client -> (EventLoop.Registration, EventLoop.Interest)? in
+                guard client.blockedOnWrite != blocked else { return nil }
+                client.blockedOnWrite = blocked
+                return client.registration.map { ($0, client.interest) }
+            } ?? nil
         }
         if let (registration, interest) = change { loop.setInterest(interest, for: registration) }
     }
