@@ -11,6 +11,8 @@ final class SimHost: Sendable {
         var world: SimWorld
         var wakeUp: CheckedContinuation<Void, Never>?
         var wakeRequested = false
+        /// The instant the loop's pending timer fires at, while one is pending.
+        var timerDue: ContinuousClock.Instant?
         var emit: @Sendable ([BusSignal]) -> Void = { _ in }
     }
 
@@ -164,13 +166,25 @@ final class SimHost: Sendable {
 
     /// Sleeps until `deadline` (simulation time), or until a request wakes the loop; with no
     /// deadline, only a request wakes it.
+    ///
+    /// At most one timer is armed for a given instant or later: a request wakes the loop once per change (tens of
+    /// thousands a second under a flood of notifications), and a cancelled `Task.sleep` keeps its timer in the
+    /// runtime until its deadline, so a timer per wake-up piled up by the second and fired all at once later
+    /// (stalling the simulator for a fraction of a second). A timer that is no longer the next one still fires and
+    /// wakes the loop once, which then finds nothing due.
     private func sleep(until deadline: SimInstant?) async {
-        var timer: Task<Void, Never>? = nil
         if let deadline {
             let target = max(origin + .nanoseconds(deadline.nanoseconds), ContinuousClock.now + Self.minimumTick)
-            timer = Task { [weak self] in
-                guard (try? await Task.sleep(until: target, clock: .continuous)) != nil else { return }
-                self?.wake()
+            let arm = state.withLock { state -> Bool in
+                if let due = state.timerDue, due <= target { return false }
+                state.timerDue = target
+                return true
+            }
+            if arm {
+                Task { [weak self] in
+                    try? await Task.sleep(until: target, clock: .continuous)
+                    self?.timerFired(at: target)
+                }
             }
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -184,11 +198,14 @@ final class SimHost: Sendable {
             }
             if resumeNow { continuation.resume() }
         }
-        timer?.cancel()
     }
 
-    /// Wakes the run loop (now, or as soon as it next waits).
-    private func wake() {
-        state.withLock { Self.takeWakeUp(&$0) }?.resume()
+    /// The timer armed for `instant` fired: the loop may arm another, and wakes.
+    private func timerFired(at instant: ContinuousClock.Instant) {
+        let wake = state.withLock { state in
+            if state.timerDue == instant { state.timerDue = nil }
+            return Self.takeWakeUp(&state)
+        }
+        wake?.resume()
     }
 }
