@@ -46,6 +46,8 @@ private struct Flow {
     let path: String
     let sender: Int32
     let receiver: Int32
+    /// The processes the flow goes through (both ends, blesim, the bus): a row starts once they are idle.
+    let rig: [Int32]
     let run: (_ pace: Int) throws -> JSON
     let window: () throws -> JSON
 }
@@ -83,12 +85,14 @@ extension Bench {
             rows += try measure(
                 Flow(
                     kind: "notifications", pair: "bleagent → bleagent", path: fast ? "AcquireNotify" : "StartNotify",
-                    sender: peripheral.pid, receiver: central.pid, run: sending(peripheral, "bench.notify.run"),
+                    sender: peripheral.pid, receiver: central.pid, rig: [peripheral.pid, central.pid] + rig.pids,
+                    run: sending(peripheral, "bench.notify.run"),
                     window: { try central.call("bench.notify.window") }))
             rows += try measure(
                 Flow(
                     kind: "writes", pair: "bleagent → bleagent", path: fast ? "AcquireWrite" : "WriteValue",
-                    sender: central.pid, receiver: peripheral.pid, run: sending(central, "bench.write.run"),
+                    sender: central.pid, receiver: peripheral.pid, rig: [central.pid, peripheral.pid] + rig.pids,
+                    run: sending(central, "bench.write.run"),
                     window: { try peripheral.call("bench.write.window") }))
         }
         return rows
@@ -135,20 +139,21 @@ extension Bench {
                 Flow(
                     kind: "notifications", pair: "bless → Bleak",
                     path: method == "start" ? "StartNotify" : "AcquireNotify",
-                    sender: bless.pid, receiver: bleak.pid, run: sending(bless, "notify", "sent"),
+                    sender: bless.pid, receiver: bleak.pid, rig: [bless.pid, bleak.pid] + rig.pids,
+                    run: sending(bless, "notify", "sent"),
                     window: windowOf(bleak)))
             _ = try bleak.ask("unsubscribe", expecting: "unsubscribed")
         }
         rows += try measure(
             Flow(
                 kind: "writes", pair: "Bleak → bless", path: "WriteValue", sender: bleak.pid, receiver: bless.pid,
-                run: sending(bleak, "write", "wrote"), window: windowOf(bless)))
+                rig: [bleak.pid, bless.pid] + rig.pids, run: sending(bleak, "write", "wrote"), window: windowOf(bless)))
         return rows
     }
 
     /// `flow` saturated and paced: for each, resets the receiver's window until half a second passes with
-    /// nothing received (values of an earlier flow still queued are not counted; at most a minute), then runs
-    /// it with the CPU of both ends measured.
+    /// nothing received (values of an earlier flow still queued are not counted; at most a minute) and waits
+    /// for the rig to settle (``settle(_:)``), then runs it with the CPU of both ends measured.
     private func measure(_ flow: Flow) throws -> [FlowRow] {
         try options.paces.map { pace in
             let draining = Stopwatch()
@@ -157,6 +162,8 @@ extension Bench {
                 pause(0.5)
             } while try flow.window().objectValue?["count"]?.intValue ?? 0 > 0
                 && draining.seconds < 60
+            settle(flow.rig)
+            _ = try flow.window()
             let cpu = CPUWindow([flow.sender, flow.receiver])
             let result = try flow.run(pace).objectValue
             let received = try flow.window().objectValue
@@ -173,6 +180,20 @@ extension Bench {
                     + "\(Int(row.rate))/s, p99 \(row.p99.map { "\(Int($0)) µs" } ?? "-")")
             return row
         }
+    }
+}
+
+/// Waits until `pids` together use less than a twentieth of a core over a quarter of a second (at most 20 s).
+/// A saturated row leaves work behind it (queues in the bus, timers and buffers in blesim and the ends) that
+/// goes on after its receiver hears nothing more; a paced row started on top of it measures that work's
+/// interference, not the flow.
+func settle(_ pids: [Int32]) {
+    let waiting = Stopwatch()
+    while waiting.seconds < 20 {
+        let window = CPUWindow(pids)
+        pause(0.25)
+        let (used, seconds) = window.end()
+        if used.reduce(0, +) < 0.05 * seconds { return }
     }
 }
 

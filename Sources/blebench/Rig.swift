@@ -41,6 +41,9 @@ struct Rig {
     let bus: pid_t
     let blesim: pid_t
 
+    /// The bus's and blesim's processes.
+    var pids: [pid_t] { [bus, blesim] }
+
     /// Starts the bus, then blesim with `scenario` (JSON text), each awaited on its ready line.
     static func start(_ scenario: String, name: String, in run: RunDirectory, installation: Installation) throws -> Rig
     {
