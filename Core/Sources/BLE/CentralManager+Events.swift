@@ -173,9 +173,9 @@ extension CentralManager {
         // Each scan is updated in place: holding a copy of a scanner (or of the scanners' keys) while
         // its `reported` map changes would copy the whole map, every device's entry, per report.
         for token in only.map({ [$0] }) ?? state.scannerTokens {
-            guard state.scanners[token]?.admits(device, version: version, at: path) == true,
-                let queue = state.scanners[token]?.queue
-            else { continue }
+            guard let queue = state.scanners[token]?.queue(admitting: device, version: version, at: path) else {
+                continue
+            }
             let found =
                 discovery
                 ?? Discovery(

@@ -145,6 +145,14 @@ public final class CentralManager: Sendable {
             guard !filter.options.allowDuplicates else { return true }
             return reported.updateValue(version, forKey: path) != version
         }
+
+        /// The queue to put a report of `device` in when it ``admits(_:version:at:)`` it, else nil. Called in
+        /// place too: reading `queue` through the table's getter would copy the whole scanner.
+        mutating func queue(
+            admitting device: DeviceModel, version: UInt64, at path: String
+        ) -> AsyncQueue<CoalescingBuffer<PeripheralIdentifier, Discovery>>? {
+            admits(device, version: version, at: path) ? queue : nil
+        }
     }
 
     let backend: any CentralBackend

@@ -92,13 +92,19 @@ extension ObjectTreeMirror {
 
     /// The typed view and the identifier of the device at `path`, with the
     /// count of changes of its advertisement (``DeviceEntry/advertisementVersion``), in one lookup.
-    func deviceReport(at path: String) -> (DeviceModel, PeripheralIdentifier, advertisementVersion: UInt64)? {
-        // Read in place: a copy of the entry would retain and release each of its fields.
-        guard let position = index.devices.index(forKey: path),
-            let identifier = index.devices.values[position].identifier,
-            let model = index.devices.values[position].model(at: path)
-        else { return nil }
-        return (model, identifier, index.devices.values[position].advertisementVersion)
+    ///
+    /// Mutating only to read the entry where it is stored: the getter of `Dictionary.Values` returns a copy of
+    /// the whole entry (a retain and a release of each of its fields), its modify accessor does not.
+    mutating func deviceReport(at path: String) -> (DeviceModel, PeripheralIdentifier, advertisementVersion: UInt64)? {
+        guard let position = index.devices.index(forKey: path) else { return nil }
+        return Self.report(of: &index.devices.values[position], at: path)
+    }
+
+    private static func report(of entry: inout DeviceEntry, at path: String) -> (
+        DeviceModel, PeripheralIdentifier, advertisementVersion: UInt64
+    )? {
+        guard let identifier = entry.identifier, let model = entry.model(at: path) else { return nil }
+        return (model, identifier, entry.advertisementVersion)
     }
 
     /// The stable identifier of the device at `path` (needs its adapter's address).
