@@ -95,14 +95,15 @@ extension ObjectTreeMirror {
     ///
     /// Mutating only to read the entry where it is stored: the getter of `Dictionary.Values` returns a copy of
     /// the whole entry (a retain and a release of each of its fields), its modify accessor does not.
-    mutating func deviceReport(at path: String) -> (DeviceModel, PeripheralIdentifier, advertisementVersion: UInt64)? {
+    mutating func deviceReport(at path: String) -> DeviceReport? {
         guard let position = index.devices.index(forKey: path) else { return nil }
         return Self.report(of: &index.devices.values[position], at: path)
     }
 
-    private static func report(of entry: inout DeviceEntry, at path: String) -> (
-        DeviceModel, PeripheralIdentifier, advertisementVersion: UInt64
-    )? {
+    /// What ``deviceReport(at:)`` returns.
+    typealias DeviceReport = (DeviceModel, PeripheralIdentifier, advertisementVersion: UInt64)
+
+    private static func report(of entry: inout DeviceEntry, at path: String) -> DeviceReport? {
         guard let identifier = entry.identifier, let model = entry.model(at: path) else { return nil }
         return (model, identifier, entry.advertisementVersion)
     }
