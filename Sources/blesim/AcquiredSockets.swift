@@ -25,16 +25,27 @@ final class AcquiredSockets: Sendable {
 
     private static func key(_ kind: Kind, _ path: String) -> String { kind.rawValue + ":" + path }
 
-    /// A new socketpair for `path`: returns the client's end. `onPacket` gets each packet (for
-    /// AcquireWrite) and says how many seconds the next one stays unread (the link's pace);
+    /// What the reader of a socket does after a packet.
+    enum AfterPacket: Sendable, Equatable {
+        /// Reads the next packet when there is one.
+        case readOn
+        /// Leaves the next packet unread for this many seconds (the link's pace).
+        case pause(seconds: Double)
+        /// Leaves the socket unread until the `resume` that ``open(_:path:smallBuffer:onPacket:onClose:)``
+        /// returned is called.
+        case hold
+    }
+
+    /// A new socketpair for `path`: returns the client's end, and what resumes reading blesim's end after an
+    /// ``AfterPacket/hold``. `onPacket` gets each packet (for AcquireWrite) and says what the reader does next;
     /// `onClose` runs once the socket is closed by either side. `smallBuffer` gives the client's
     /// end the smallest send buffer the kernel allows (a few packets, as an L2CAP channel has
     /// few credits), so a client writing faster than blesim reads sees EAGAIN. Nil when the
     /// system refuses a socket.
     func open(
-        _ kind: Kind, path: String, smallBuffer: Bool = false, onPacket: @escaping @Sendable ([UInt8]) -> Double,
-        onClose: @escaping @Sendable () -> Void
-    ) -> Int32? {
+        _ kind: Kind, path: String, smallBuffer: Bool = false,
+        onPacket: @escaping @Sendable ([UInt8]) -> AfterPacket, onClose: @escaping @Sendable () -> Void
+    ) -> (fd: Int32, resume: @Sendable () -> Void)? {
         guard let (ours, theirs) = try? FileDescriptor.socketPair(type: Int32(SOCK_SEQPACKET.rawValue)) else {
             return nil
         }
@@ -45,8 +56,8 @@ final class AcquiredSockets: Sendable {
         }
         let key = Self.key(kind, path)
         sockets.withLock { $0[key] = ours.rawValue }
-        follow(ours, key: key, onPacket: onPacket, onClose: onClose)
-        return theirs.rawValue
+        let reader = follow(ours, key: key, onPacket: onPacket, onClose: onClose)
+        return (theirs.rawValue, { reader.start() })
     }
 
     /// Follows a socket an application handed out (its AcquireNotify / AcquireWrite reply), under
@@ -60,14 +71,15 @@ final class AcquiredSockets: Sendable {
             FileDescriptor(rawValue: fd), key: key,
             onPacket: {
                 onPacket($0)
-                return 0
+                return .readOn
             }, onClose: onClose)
     }
 
+    @discardableResult
     private func follow(
-        _ fd: FileDescriptor, key: String, onPacket: @escaping @Sendable ([UInt8]) -> Double,
+        _ fd: FileDescriptor, key: String, onPacket: @escaping @Sendable ([UInt8]) -> AfterPacket,
         onClose: @escaping @Sendable () -> Void
-    ) {
+    ) -> SocketReader {
         // The acquisition is released before the socket leaves the table: until then a subscription
         // made meanwhile finds the socket hung up (``peerClosed(_:path:)``) and releases it itself,
         // so it never sees the socket gone while the world still holds the acquisition.
@@ -79,6 +91,7 @@ final class AcquiredSockets: Sendable {
             fd.close()
         }
         reader.start()
+        return reader
     }
 
     /// Whether a socket is open under `key`.
@@ -131,20 +144,22 @@ final class AcquiredSockets: Sendable {
 }
 
 /// Reads one socket on an ``EventLoop`` until end of file, leaving the loop after a packet for
-/// as long as `onPacket` says and coming back on a timer (so a hang-up waits for the packets
-/// before it, read at their pace).
+/// as long as `onPacket` says and coming back on a timer, or when ``start()`` is called again after a hold (so a
+/// hang-up waits for the packets before it, read at their pace).
 private final class SocketReader: Sendable {
     let fd: FileDescriptor
     let loop: EventLoop
-    let onPacket: @Sendable ([UInt8]) -> Double
+    let onPacket: @Sendable ([UInt8]) -> AcquiredSockets.AfterPacket
     let onEnd: @Sendable () -> Void
     private let registration = Mutex<EventLoop.Registration?>(nil)
+    /// Set once the socket ended (on the loop's thread): a later ``start()`` does nothing.
+    private let ended = Mutex(false)
 
     /// The most packets read per readiness, so one socket cannot hold the loop.
     private static let budget = 32
 
     init(
-        fd: FileDescriptor, loop: EventLoop, onPacket: @escaping @Sendable ([UInt8]) -> Double,
+        fd: FileDescriptor, loop: EventLoop, onPacket: @escaping @Sendable ([UInt8]) -> AcquiredSockets.AfterPacket,
         onEnd: @escaping @Sendable () -> Void
     ) {
         self.fd = fd
@@ -161,12 +176,13 @@ private final class SocketReader: Sendable {
             loop.execute { self.start() }
             return
         }
+        guard !ended.withLock({ $0 }), registration.withLock({ $0 == nil }) else { return }
         do {
             try fd.setNonBlocking()
             let watched = try loop.register(fd, interest: .readable) { _ in self.readAvailable() }
             registration.withLock { $0 = watched }
         } catch {
-            onEnd()
+            end()
         }
     }
 
@@ -179,16 +195,26 @@ private final class SocketReader: Sendable {
             if count < 0, errno == EAGAIN || errno == EINTR { return }
             guard count > 0 else {
                 stopWatching()
-                onEnd()
+                end()
                 return
             }
-            let wait = onPacket(Array(buffer[0..<count]))
-            if wait > 0 {
+            switch onPacket(Array(buffer[0..<count])) {
+            case .readOn:
+                continue
+            case .pause(let wait):
                 stopWatching()
                 loop.schedule(after: .milliseconds(Int64(min(wait, 10) * 1000))) { self.start() }
                 return
+            case .hold:
+                stopWatching()
+                return
             }
         }
+    }
+
+    private func end() {
+        ended.withLock { $0 = true }
+        onEnd()
     }
 
     private func stopWatching() {

@@ -135,14 +135,15 @@ struct GattInterfaces: Sendable {
         // its WriteValue (or its own AcquireWrite socket), in order.
         let target = kind == .write ? host.read({ $0.localTarget(remotePath: path) }) : nil
         let local = self.local
-        let writes = target.map { (attribute, central, mtu) -> AsyncStream<[UInt8]>.Continuation in
-            let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
+        let writes = target.map { (attribute, central, mtu) -> WriteCommandQueue in
+            let queue = WriteCommandQueue()
             Task {
-                for await bytes in stream {
+                for await bytes in queue.commands {
                     _ = await local.call(attribute, write: bytes, offset: 0, mtu: mtu, central: central)
+                    queue.delivered()
                 }
             }
-            return continuation
+            return queue
         }
         // Under the link model the socket is read at the link's pace (bluetoothd forwards write
         // commands as the channel's credits allow), so a faster writer fills it.
@@ -150,15 +151,12 @@ struct GattInterfaces: Sendable {
         let theirs = sockets.open(
             kind, path: path, smallBuffer: paced,
             onPacket: { bytes in
-                if let writes {
-                    writes.yield(bytes)
-                    return 0
-                }
+                if let writes { return writes.accept(bytes) }
                 var wait = 0.0
                 host.update { world, _ in
                     wait = world.socketWrite(path: path, bytes); return []
                 }
-                return wait
+                return wait > 0 ? .pause(seconds: wait) : .readOn
             },
             onClose: {
                 writes?.finish()
@@ -169,7 +167,8 @@ struct GattInterfaces: Sendable {
             release()
             throw DBusMapping.error(BluetoothdError.failed("Failed to create socket"))
         }
-        return [.unixFD(UnixFD(owning: theirs)), .uint16(mtu)]
+        writes?.setResume(theirs.resume)
+        return [.unixFD(UnixFD(owning: theirs.fd)), .uint16(mtu)]
     }
 
     /// Waits the operation's delay, then lets the peer answer. An injected timeout waits the

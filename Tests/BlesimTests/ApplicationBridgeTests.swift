@@ -187,6 +187,50 @@ struct ApplicationBridgeTests {
     }
 
     @Test(
+        "A central writing through AcquireWrite faster than the application takes the writes fills its own socket: blesim holds a bounded number, then delivers every write in order",
+        .enabled(if: available))
+    func acquireWriteBackpressure() async throws {
+        let bench = try await Bench.start()
+        try await bench.connect()
+        let data = try await bench.characteristic(Self.uuid(1))
+        let reply = try await bench.client.call(
+            data, BlueZClient.characteristic, "AcquireWrite", [BlueZClient.emptyOptions])
+        guard case .unixFD(let handle)? = reply.first?.unwrapped, let fd = handle.take() else {
+            Issue.record("AcquireWrite replied \(reply)")
+            return
+        }
+        defer { close(fd) }
+        // The application stops answering (its first WriteValue stays pending); the central writes on until its
+        // socket has stayed full for a second.
+        bench.app.signal(SIGSTOP)
+        var sent = 0
+        while sent < 60_000 {
+            let value = [UInt8(sent >> 8), UInt8(sent & 0xFF)]
+            if value.withUnsafeBytes({ send(fd, $0.baseAddress, 2, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }) == 2 {
+                sent += 1
+                continue
+            }
+            guard errno == EAGAIN || errno == EWOULDBLOCK else {
+                Issue.record("send failed: errno \(errno)")
+                break
+            }
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            if poll(&poller, 1, 1000) == 0 { break }
+        }
+        bench.app.signal(SIGCONT)
+        #expect(sent > 0)
+        #expect(sent < 5_000, "blesim went on reading writes the application did not take: \(sent) accepted")
+        let last = String(format: "%04x", sent - 1)
+        #expect(try await bench.appSays { $0.hasPrefix("WriteValue data \(last)") } != nil, "the last write arrives")
+        let delivered = bench.app.outputText.split(separator: "\n").compactMap { line -> Int? in
+            guard line.hasPrefix("WriteValue data ") else { return nil }
+            return Int(line.dropFirst("WriteValue data ".count).prefix(4), radix: 16)
+        }
+        #expect(delivered == Array(0..<sent), "every write once, in order")
+        _ = bench.sim
+    }
+
+    @Test(
         "a central's link going down ends its subscriptions at the application: StopNotify, or its AcquireNotify socket closed",
         .enabled(if: available))
     func linkLossUnsubscribes() async throws {
