@@ -13,9 +13,9 @@ import Synchronization
 /// which runs and why.
 public struct AdvertisementMonitor: Hashable, Sendable {
     /// RSSI thresholds of a monitor (`RSSIHighThreshold`, `RSSIHighTimeout`, `RSSILowThreshold`,
-    /// `RSSILowTimeout`, `RSSISamplingPeriod`); bluetoothd then reports a device found once its
-    /// RSSI stays at or above `high` for `highTimeout` seconds, and lost once it stays below `low`
-    /// for `lowTimeout` seconds.
+    /// `RSSILowTimeout`, `RSSISamplingPeriod`); bluetoothd 5.66 (`adv_monitor_filter_rssi`) then reports a
+    /// device found once its RSSI stays above `high` for `highTimeout` seconds, and lost once it stays below
+    /// `low`, or goes unheard, for `lowTimeout` seconds.
     public struct RSSIThresholds: Hashable, Sendable {
         /// dBm, -127...20.
         public var high: Int
