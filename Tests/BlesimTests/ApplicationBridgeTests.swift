@@ -81,6 +81,19 @@ struct ApplicationBridgeTests {
             return path
         }
 
+        /// hci1's AcquireWrite on the remote characteristic with `uuid`: its socket, or nil (recorded) when the
+        /// reply holds none.
+        func acquireWrite(_ uuid: Int) async throws -> Int32? {
+            let characteristic = try await characteristic(ApplicationBridgeTests.uuid(uuid))
+            let reply = try await client.call(
+                characteristic, BlueZClient.characteristic, "AcquireWrite", [BlueZClient.emptyOptions])
+            guard case .unixFD(let handle)? = reply.first?.unwrapped, let fd = handle.take() else {
+                Issue.record("AcquireWrite replied \(reply)")
+                return nil
+            }
+            return fd
+        }
+
         /// Waits for the application to print a line satisfying `predicate`.
         func appSays(_ predicate: (String) -> Bool) async throws -> String? {
             await app.waitForLine(within: .seconds(60), where: predicate)
@@ -161,13 +174,7 @@ struct ApplicationBridgeTests {
     func acquireWriteBothWays() async throws {
         let bench = try await Bench.start()
         try await bench.connect()
-        let data = try await bench.characteristic(Self.uuid(1))
-        let reply = try await bench.client.call(
-            data, BlueZClient.characteristic, "AcquireWrite", [BlueZClient.emptyOptions])
-        guard case .unixFD(let handle)? = reply.first?.unwrapped, let fd = handle.take() else {
-            Issue.record("AcquireWrite replied \(reply)")
-            return
-        }
+        guard let fd = try await bench.acquireWrite(1) else { return }
         for byte: UInt8 in [0x2a, 0x2b] {
             _ = [byte].withUnsafeBytes { send(fd, $0.baseAddress, 1, Int32(MSG_NOSIGNAL)) }
         }
@@ -192,13 +199,7 @@ struct ApplicationBridgeTests {
     func acquireWriteBackpressure() async throws {
         let bench = try await Bench.start()
         try await bench.connect()
-        let data = try await bench.characteristic(Self.uuid(1))
-        let reply = try await bench.client.call(
-            data, BlueZClient.characteristic, "AcquireWrite", [BlueZClient.emptyOptions])
-        guard case .unixFD(let handle)? = reply.first?.unwrapped, let fd = handle.take() else {
-            Issue.record("AcquireWrite replied \(reply)")
-            return
-        }
+        guard let fd = try await bench.acquireWrite(1) else { return }
         defer { close(fd) }
         // The application stops answering (its first WriteValue stays pending); the central writes on until its
         // socket has stayed full for a second.
