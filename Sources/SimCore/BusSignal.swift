@@ -32,6 +32,8 @@ public enum BusSignal: Sendable, Equatable {
     case applicationUnsubscribed(owner: String, path: String)
     /// Not a signal: a call of AdvertisementMonitor1.DeviceFound(`device`) on `owner`'s monitor at `monitor`.
     case monitorDeviceFound(owner: String, monitor: String, device: String)
+    /// Not a signal: a call of AdvertisementMonitor1.DeviceLost(`device`) on `owner`'s monitor at `monitor`.
+    case monitorDeviceLost(owner: String, monitor: String, device: String)
 
     public static func == (lhs: BusSignal, rhs: BusSignal) -> Bool {
         switch (lhs, rhs) {
@@ -47,7 +49,8 @@ public enum BusSignal: Sendable, Equatable {
         case (.advertisementReleased(let o1, let p1), .advertisementReleased(let o2, let p2)): o1 == o2 && p1 == p2
         case (.applicationUnsubscribed(let o1, let p1), .applicationUnsubscribed(let o2, let p2)):
             o1 == o2 && p1 == p2
-        case (.monitorDeviceFound(let o1, let m1, let d1), .monitorDeviceFound(let o2, let m2, let d2)):
+        case (.monitorDeviceFound(let o1, let m1, let d1), .monitorDeviceFound(let o2, let m2, let d2)),
+            (.monitorDeviceLost(let o1, let m1, let d1), .monitorDeviceLost(let o2, let m2, let d2)):
             o1 == o2 && m1 == m2 && d1 == d2
         default: false
         }
@@ -92,6 +95,8 @@ extension SimWorld.Batch {
                 .applicationUnsubscribed(owner: owner, path: path)
             case .monitorDeviceFound(let owner, let monitor, let device):
                 .monitorDeviceFound(owner: owner, monitor: monitor, device: adapterState.devicePath(device))
+            case .monitorDeviceLost(let owner, let monitor, let device):
+                .monitorDeviceLost(owner: owner, monitor: monitor, device: adapterState.devicePath(device))
             }
         }
     }

@@ -76,4 +76,7 @@ public enum AdapterEvent: Sendable, Equatable {
     /// Not a signal: an advertisement of `device` matched the monitor `owner` registered at
     /// `monitor`, so bluetoothd calls its DeviceFound.
     case monitorDeviceFound(owner: String, monitor: String, device: DeviceAddress)
+    /// Not a signal: `device`, found by the monitor `owner` registered at `monitor` under its RSSI
+    /// thresholds, stayed below the low threshold or went unheard, so bluetoothd calls its DeviceLost.
+    case monitorDeviceLost(owner: String, monitor: String, device: DeviceAddress)
 }

@@ -45,6 +45,11 @@ public struct SimAdapter: Sendable {
     var expiries = ExpiryQueue<DeviceAddress>()
     /// Devices whose timer ran out while they were connected: they go once disconnected.
     var expiredWhileConnected: Set<DeviceAddress> = []
+    /// What each monitor with RSSI thresholds knows of each device it matched (bluetoothd's
+    /// `adv_monitor_device`); entries go with the monitor or the device.
+    var monitorDevices: [MonitorDeviceKey: MonitorDeviceState] = [:]
+    /// When each found device's lost timer runs out (bluetoothd's `lost_timer`).
+    var monitorLostTimers = ExpiryQueue<MonitorDeviceKey>()
 
     /// The adapter `index` as `spec` describes it.
     public init(

@@ -54,11 +54,11 @@ extension SimAdapter {
     /// discovery, and is followed by the monitor's DeviceFound (bluetoothd 5.66's `monitoring`).
     public mutating func receive(_ report: AdvertisingReport, at now: SimInstant) -> [AdapterEvent] {
         guard powered else { return [] }
-        let found = monitorsMatching(report)
+        let monitored = monitorsMatching(report, at: now)
         let discovered = discovering && sessions.reports(report)
-        guard discovered || !found.isEmpty else { return [] }
+        guard discovered || monitored.matched else { return [] }
         if discovered { foundDuringDiscovery.insert(report.address) }
-        return deviceReported(report, at: now, discovered: discovered) + found
+        return deviceReported(report, at: now, discovered: discovered) + monitored.events
     }
 
     private mutating func deviceReported(
@@ -86,19 +86,21 @@ extension SimAdapter {
     }
 
     /// When ``expire(at:)`` next has something to look at, for the shell's timer: a temporary
-    /// device's expiry (or a renewed device's earlier one, which reschedules it), or a device whose
-    /// timer ran out while it was connected and that is disconnected now.
+    /// device's expiry (or a renewed device's earlier one, which reschedules it), a device whose
+    /// timer ran out while it was connected and that is disconnected now, or a monitor's lost timer.
     public var nextExpiry: SimInstant? {
         let released = expiredWhileConnected.compactMap { address -> SimInstant? in
             guard let device = devices[address], !device.connected else { return nil }
             return device.expiry
         }
-        return (released + [expiries.earliest].compactMap { $0 }).min()
+        return (released + [expiries.earliest, monitorLostTimers.earliest].compactMap { $0 }).min()
     }
 
-    /// Removes the temporary devices whose timer ran out by `now` (not connected ones: those go
-    /// once they are disconnected, unless heard again). Looks only at the devices that come due.
+    /// Calls DeviceLost for the monitored devices whose lost timer ran out by `now`, and removes the temporary
+    /// devices whose timer ran out (not connected ones: those go once they are disconnected, unless heard
+    /// again). Looks only at the devices that come due.
     public mutating func expire(at now: SimInstant) -> [AdapterEvent] {
+        let lost = expireMonitorDevices(at: now)
         var due: [DeviceAddress] = []
         for address in expiries.popDue(at: now, deadline: { devices[$0]?.expiry }) {
             if devices[address]?.connected == true {
@@ -120,11 +122,12 @@ extension SimAdapter {
                 expiries.schedule(address, at: expiry)
             }
         }
-        return due.sorted().flatMap { remove($0) }
+        return lost + due.sorted().flatMap { remove($0) }
     }
 
     private mutating func remove(_ address: DeviceAddress) -> [AdapterEvent] {
         guard devices.removeValue(forKey: address) != nil else { return [] }
+        forgetMonitorDevices { $0.device == address }
         foundDuringDiscovery.remove(address)
         expiries.cancel(address)
         expiredWhileConnected.remove(address)

@@ -38,7 +38,11 @@ enum BlueZServer {
         host.setEmitter { signals in
             for signal in signals {
                 if case .monitorDeviceFound(let owner, let monitor, let device) = signal {
-                    monitors.deviceFound(owner: owner, monitor: monitor, device: device)
+                    monitors.call(owner: owner, monitor: monitor, "DeviceFound", device: device)
+                    continue
+                }
+                if case .monitorDeviceLost(let owner, let monitor, let device) = signal {
+                    monitors.call(owner: owner, monitor: monitor, "DeviceLost", device: device)
                     continue
                 }
                 if case .advertisementReleased(let owner, let path) = signal {

@@ -62,7 +62,7 @@ enum DBusMapping {
             switch signal {
             case .socketNotification(let path, let value):
                 sockets.send(value, path: path)
-            case .advertisementReleased, .applicationUnsubscribed, .monitorDeviceFound:
+            case .advertisementReleased, .applicationUnsubscribed, .monitorDeviceFound, .monitorDeviceLost:
                 break  // the server calls the application itself
             case .interfacesAdded(let path, let interfaces):
                 for interface in interfaces { try export(path, interface.name, interface.properties) }

@@ -147,14 +147,37 @@ final class MonitorInterfaces: Sendable {
     ) -> String? {
         guard SimAdapter.isPath(path, under: root) else { return nil }
         let patterns = Self.patterns(properties)
-        guard properties["Type"]?.stringValue == "or_patterns", let patterns, !patterns.isEmpty else {
+        let rssi = Self.rssiFilter(properties)
+        guard properties["Type"]?.stringValue == "or_patterns", let patterns, !patterns.isEmpty, rssi != .invalid
+        else {
             return "Release"
         }
         host.update { world, _ in
-            world.activateMonitor(adapter: adapter, SimMonitor(owner: owner, path: path, patterns: patterns))
+            world.activateMonitor(
+                adapter: adapter, SimMonitor(owner: owner, path: path, patterns: patterns, rssi: rssi.filter))
             return []
         }
         return "Activate"
+    }
+
+    /// The RSSI properties as bluetoothd 5.66's `parse_rssi_and_timeout` reads them (``SimMonitor/RSSIFilter/parsing(high:highTimeout:low:lowTimeout:samplingPeriod:)``);
+    /// a property of another type than `n` (thresholds) or `q` (timeouts, sampling period) is invalid.
+    static func rssiFilter(_ properties: [String: DBusValue]) -> SimMonitor.RSSIFilter.Parsed {
+        var typed: [String: Int] = [:]
+        for (name, signed) in [
+            ("RSSIHighThreshold", true), ("RSSIHighTimeout", false), ("RSSILowThreshold", true),
+            ("RSSILowTimeout", false), ("RSSISamplingPeriod", false),
+        ] {
+            guard let value = properties[name]?.unwrapped else { continue }
+            switch (value, signed) {
+            case (.int16(let number), true): typed[name] = Int(number)
+            case (.uint16(let number), false): typed[name] = Int(number)
+            default: return .invalid
+            }
+        }
+        return SimMonitor.RSSIFilter.parsing(
+            high: typed["RSSIHighThreshold"], highTimeout: typed["RSSIHighTimeout"], low: typed["RSSILowThreshold"],
+            lowTimeout: typed["RSSILowTimeout"], samplingPeriod: typed["RSSISamplingPeriod"])
     }
 
     /// `Patterns` (`a(yyay)`) as bluetoothd's `parse_patterns` reads them; nil when one is invalid.
@@ -189,11 +212,11 @@ final class MonitorInterfaces: Sendable {
             destination: owner, path: ObjectPath(path), interface: BlueZInterface.advertisementMonitor, member: member)
     }
 
-    /// DeviceFound(`device`) on `owner`'s monitor at `monitor`.
-    func deviceFound(owner: String, monitor: String, device: String) {
+    /// DeviceFound or DeviceLost (`member`) with `device` on `owner`'s monitor at `monitor`.
+    func call(owner: String, monitor: String, _ member: String, device: String) {
         guard let devicePath = try? ObjectPath(device) else { return }
         try? connection.callNoReply(
             destination: owner, path: ObjectPath(monitor), interface: BlueZInterface.advertisementMonitor,
-            member: "DeviceFound", arguments: [.objectPath(devicePath)])
+            member: member, arguments: [.objectPath(devicePath)])
     }
 }

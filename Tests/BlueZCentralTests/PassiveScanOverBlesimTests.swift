@@ -105,6 +105,38 @@ struct PassiveScanOverBlesimTests {
     }
 
     @Test(
+        "RSSI thresholds: a monitor whose high threshold the beacon passes reports it once found; one whose threshold it never passes reports nothing while other scans go on"
+    )
+    func rssiThresholds() async throws {
+        try await TestBed.with(blesim: Self.air, options: ["--experimental"]) { bed in
+            func beaconMonitor(high: Int) throws -> AdvertisementMonitor {
+                AdvertisementMonitor(
+                    patterns: try Self.iBeacon().patterns,
+                    rssiThresholds: .init(high: high, highTimeout: 1, low: -127, lowTimeout: 1))
+            }
+            let loud = try await Self.central(bed)
+            let quiet = try await Self.central(bed)
+            let sensors = try await Self.central(bed)
+            let loudScan = try loud.scanForPeripherals(
+                options: ScanOptions(allowDuplicates: true, monitor: try beaconMonitor(high: -126)))
+            let quietScan = try quiet.scanForPeripherals(
+                options: ScanOptions(allowDuplicates: true, monitor: try beaconMonitor(high: 20)))
+            let sensorScan = try sensors.scanForPeripherals(
+                options: ScanOptions(allowDuplicates: true, monitor: try Self.bthome()))
+            let quietHeard = Task { await Self.heard(quietScan, until: Self.beacon, count: 1) }
+            #expect(await first(quietScan.modeUpdates()) { $0 == .passive } == .passive, "mode: \(quietScan.mode)")
+            #expect(await first(loudScan) { $0.address == Self.beacon } != nil, "found above -126 dBm")
+            #expect(loud.statistics.monitorDevicesFound == 1)
+            // The beacon advertises as often as the sensor: ten sensor reports later, it has been heard many times.
+            let sensorsSeen = await Self.heard(sensorScan, until: Self.sensor, count: 10)
+            #expect(sensorsSeen.keys.sorted() == [Self.sensor], "\(sensorsSeen)")
+            quiet.stopScan()
+            #expect(await quietHeard.value.isEmpty, "never above 20 dBm, never found")
+            #expect(quiet.statistics.monitorDevicesFound == 0)
+        }
+    }
+
+    @Test(
         "without the monitor manager (bluetoothd without -E) a passive scan falls back to active discovery, says why, and still hears the sensor"
     )
     func fallsBackWithoutMonitorManager() async throws {
