@@ -182,31 +182,33 @@ extension SimAdapter {
         state.lastSeen = seconds
         var event: AdapterEvent?
         if !state.found && rssi > filter.high {
-            if let first = state.highFirstSeen {
-                if seconds - first >= Int64(filter.highTimeout) {
-                    state.found = true
-                    event = .monitorDeviceFound(owner: key.owner, monitor: key.monitor, device: key.device)
-                }
-            } else {
-                state.highFirstSeen = seconds
+            if held(since: &state.highFirstSeen, at: seconds, for: filter.highTimeout) {
+                state.found = true
+                event = .monitorDeviceFound(owner: key.owner, monitor: key.monitor, device: key.device)
             }
         } else {
             state.highFirstSeen = nil
         }
         if state.found && rssi < filter.low {
-            if let first = state.lowFirstSeen {
-                if seconds - first >= Int64(filter.lowTimeout) {
-                    state.found = false
-                    event = .monitorDeviceLost(owner: key.owner, monitor: key.monitor, device: key.device)
-                }
-            } else {
-                state.lowFirstSeen = seconds
+            if held(since: &state.lowFirstSeen, at: seconds, for: filter.lowTimeout) {
+                state.found = false
+                event = .monitorDeviceLost(owner: key.owner, monitor: key.monitor, device: key.device)
             }
         } else {
             state.lowFirstSeen = nil
         }
         if state.found { state.lostAt = now.advanced(bySeconds: Double(filter.lowTimeout)) }
         return event
+    }
+
+    /// Whether a condition that holds at `seconds` has held for `timeout` seconds since `first`; the first time it
+    /// holds, `first` is set and the answer is no.
+    private static func held(since first: inout Int64?, at seconds: Int64, for timeout: Int) -> Bool {
+        guard let start = first else {
+            first = seconds
+            return false
+        }
+        return seconds - start >= Int64(timeout)
     }
 
     /// The DeviceLost calls of found devices unheard for their monitor's low timeout by `now`.

@@ -50,6 +50,15 @@ struct SimAdapterMonitorRSSITests {
     static let found = AdapterEvent.monitorDeviceFound(owner: ":1.7", monitor: "/app/m0", device: Fixture.address(1))
     static let lost = AdapterEvent.monitorDeviceLost(owner: ":1.7", monitor: "/app/m0", device: Fixture.address(1))
 
+    /// An adapter whose monitor found the beacon at 2 s (heard above the high threshold at 0 s and 2 s).
+    static func adapterWithBeaconFound() throws -> SimAdapter {
+        var adapter = Fixture.adapter()
+        adapter.activateMonitor(try monitor())
+        _ = adapter.receive(beacon(rssi: -50), at: at(0))
+        #expect(calls(adapter.receive(beacon(rssi: -50), at: at(2))) == [found])
+        return adapter
+    }
+
     /// The DeviceFound / DeviceLost calls among `events`.
     static func calls(_ events: [AdapterEvent]) -> [AdapterEvent] {
         events.filter { $0 == found || $0 == lost }
@@ -80,10 +89,7 @@ struct SimAdapterMonitorRSSITests {
 
     @Test("lost once the RSSI stayed below the low threshold for the low timeout")
     func lostBelowLowThreshold() throws {
-        var adapter = Fixture.adapter()
-        adapter.activateMonitor(try Self.monitor())
-        _ = adapter.receive(Self.beacon(rssi: -50), at: Self.at(0))
-        #expect(Self.calls(adapter.receive(Self.beacon(rssi: -50), at: Self.at(2))) == [Self.found])
+        var adapter = try Self.adapterWithBeaconFound()
         #expect(Self.calls(adapter.receive(Self.beacon(rssi: -90), at: Self.at(3))).isEmpty)
         #expect(Self.calls(adapter.receive(Self.beacon(rssi: -90), at: Self.at(5))).isEmpty)
         #expect(Self.calls(adapter.receive(Self.beacon(rssi: -90), at: Self.at(6))) == [Self.lost])
@@ -92,10 +98,7 @@ struct SimAdapterMonitorRSSITests {
 
     @Test("a found device unheard for the low timeout is lost by its timer, which is the adapter's next expiry")
     func lostWhenUnheard() throws {
-        var adapter = Fixture.adapter()
-        adapter.activateMonitor(try Self.monitor())
-        _ = adapter.receive(Self.beacon(rssi: -50), at: Self.at(0))
-        _ = adapter.receive(Self.beacon(rssi: -50), at: Self.at(2))
+        var adapter = try Self.adapterWithBeaconFound()
         let due = try #require(adapter.nextExpiry)
         #expect(due <= Self.at(5))
         #expect(Self.calls(adapter.expire(at: Self.at(4.9))).isEmpty)
@@ -105,10 +108,7 @@ struct SimAdapterMonitorRSSITests {
 
     @Test("a report renews the lost timer")
     func reportRenewsLostTimer() throws {
-        var adapter = Fixture.adapter()
-        adapter.activateMonitor(try Self.monitor())
-        _ = adapter.receive(Self.beacon(rssi: -50), at: Self.at(0))
-        _ = adapter.receive(Self.beacon(rssi: -50), at: Self.at(2))
+        var adapter = try Self.adapterWithBeaconFound()
         _ = adapter.receive(Self.beacon(rssi: -70), at: Self.at(4))
         #expect(Self.calls(adapter.expire(at: Self.at(5))).isEmpty)
         #expect(Self.calls(adapter.expire(at: Self.at(7))) == [Self.lost])
@@ -116,10 +116,7 @@ struct SimAdapterMonitorRSSITests {
 
     @Test("a monitor removed or replaced, or a device removed, forgets its state without DeviceLost")
     func stateGoesWithMonitorAndDevice() throws {
-        var adapter = Fixture.adapter()
-        adapter.activateMonitor(try Self.monitor())
-        _ = adapter.receive(Self.beacon(rssi: -50), at: Self.at(0))
-        _ = adapter.receive(Self.beacon(rssi: -50), at: Self.at(2))
+        var adapter = try Self.adapterWithBeaconFound()
         adapter.activateMonitor(try Self.monitor())
         #expect(Self.calls(adapter.expire(at: Self.at(10))).isEmpty, "replaced: no lost timer left")
         #expect(Self.calls(adapter.receive(Self.beacon(rssi: -50), at: Self.at(11))).isEmpty, "timing starts again")
