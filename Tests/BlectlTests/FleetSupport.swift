@@ -21,7 +21,8 @@ enum MosquittoTools {
 final class MosquittoBroker {
     let directory: String
     let extra: String
-    let port: Int?
+    /// The TCP listener's port, when there is one.
+    private(set) var port: Int?
     private var child: Child?
 
     var socketPath: String { "\(directory)/mqtt.sock" }
@@ -35,26 +36,37 @@ final class MosquittoBroker {
     init(extra: String = "", tcpListener: String? = nil, prepare: (String) async throws -> Void = { _ in }) async throws
     {
         directory = makeTemporaryDirectory()
-        try await prepare(directory)
-        port = tcpListener == nil ? nil : Self.freePort()
-        var config = """
-            per_listener_settings false
-            persistence true
-            persistence_location \(directory)/
-            autosave_interval 1
-            log_dest stderr
-            log_dest file \(directory)/mosquitto.log
-            log_type all
-            listener 0 \(directory)/mqtt.sock
-
-            """
-        if geteuid() == 0 { config += "user root\n" }
-        if let port, let tcpListener { config += "listener \(port) 127.0.0.1\n\(tcpListener)\n" }
-        config += extra.isEmpty ? "allow_anonymous true\n" : extra + "\n"
-        config = config.replacing("$DIR", with: directory)
         self.extra = extra
-        writeFile("\(directory)/mosquitto.conf", config)
-        try await start()
+        try await prepare(directory)
+        // A free port is found by binding and releasing it, so another process may take it before mosquitto
+        // binds it: a broker that could not bind its port starts again on another.
+        for attempt in 1...5 {
+            port = tcpListener == nil ? nil : Self.freePort()
+            var config = """
+                per_listener_settings false
+                persistence true
+                persistence_location \(directory)/
+                autosave_interval 1
+                log_dest stderr
+                log_dest file \(directory)/mosquitto.log
+                log_type all
+                listener 0 \(directory)/mqtt.sock
+
+                """
+            if geteuid() == 0 { config += "user root\n" }
+            if let port, let tcpListener { config += "listener \(port) 127.0.0.1\n\(tcpListener)\n" }
+            config += extra.isEmpty ? "allow_anonymous true\n" : extra + "\n"
+            config = config.replacing("$DIR", with: directory)
+            writeFile("\(directory)/mosquitto.conf", config)
+            do {
+                try await start()
+                return
+            } catch let error as ChildError
+                where attempt < 5 && port != nil && error.description.contains("Address already in use")
+            {
+                continue
+            }
+        }
     }
 
     deinit {
