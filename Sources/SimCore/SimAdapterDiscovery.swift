@@ -127,7 +127,7 @@ extension SimAdapter {
 
     private mutating func remove(_ address: DeviceAddress) -> [AdapterEvent] {
         guard devices.removeValue(forKey: address) != nil else { return [] }
-        forgetMonitorDevices { $0.device == address }
+        forgetMonitorDevices(of: address)
         foundDuringDiscovery.remove(address)
         expiries.cancel(address)
         expiredWhileConnected.remove(address)

@@ -224,13 +224,24 @@ extension SimAdapter {
     }
 
     /// Drops what monitors know of the devices for which `forget` holds (with their lost timers), without
-    /// DeviceLost, as bluetoothd when a monitor or a device goes.
+    /// DeviceLost, as bluetoothd when a monitor goes (it looks at every device the monitors know).
     mutating func forgetMonitorDevices(where forget: (MonitorDeviceKey) -> Bool) {
         guard !monitorDevices.isEmpty else { return }
-        for key in monitorDevices.keys where forget(key) {
-            monitorDevices[key] = nil
-            monitorLostTimers.cancel(key)
+        for key in monitorDevices.keys where forget(key) { drop(key) }
+    }
+
+    /// Drops what each monitor knows of `device`, without DeviceLost, as bluetoothd when the device object
+    /// goes: one lookup per monitor, however many devices the monitors know.
+    mutating func forgetMonitorDevices(of device: DeviceAddress) {
+        guard !monitorDevices.isEmpty else { return }
+        for monitor in monitors where monitor.rssi != nil {
+            drop(MonitorDeviceKey(owner: monitor.owner, monitor: monitor.path, device: device))
         }
+    }
+
+    private mutating func drop(_ key: MonitorDeviceKey) {
+        monitorDevices[key] = nil
+        monitorLostTimers.cancel(key)
     }
 
     /// Whether `path` is `root` or below it.

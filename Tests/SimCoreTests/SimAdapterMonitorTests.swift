@@ -125,6 +125,15 @@ struct SimAdapterMonitorRSSITests {
         #expect(Self.calls(adapter.expire(at: Self.at(20))).isEmpty)
     }
 
+    @Test("a device object removed takes what the monitor knew of it: no DeviceLost, and its timing starts again")
+    func stateGoesWithDevice() throws {
+        var adapter = try Self.adapterWithBeaconFound()
+        #expect(try adapter.removeDevice(path: adapter.devicePath(Fixture.address(1))).removedDevices.count == 1)
+        #expect(Self.calls(adapter.expire(at: Self.at(10))).isEmpty, "no lost timer left")
+        #expect(Self.calls(adapter.receive(Self.beacon(rssi: -50), at: Self.at(11))).isEmpty, "found again only later")
+        #expect(Self.calls(adapter.receive(Self.beacon(rssi: -50), at: Self.at(13))) == [Self.found])
+    }
+
     @Test("the RSSI properties as parse_rssi_and_timeout reads them: none, defaults filled in, out of range")
     func parsing() {
         typealias Filter = SimMonitor.RSSIFilter
