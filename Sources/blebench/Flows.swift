@@ -46,7 +46,7 @@ private struct Flow {
     let path: String
     let sender: Int32
     let receiver: Int32
-    /// The processes the flow goes through (both ends, blesim, the bus): a row starts once they are idle.
+    /// The rig's processes (blesim, the bus): a row starts once they and both ends are idle.
     let rig: [Int32]
     let run: (_ pace: Int) throws -> JSON
     let window: () throws -> JSON
@@ -85,13 +85,13 @@ extension Bench {
             rows += try measure(
                 Flow(
                     kind: "notifications", pair: "bleagent → bleagent", path: fast ? "AcquireNotify" : "StartNotify",
-                    sender: peripheral.pid, receiver: central.pid, rig: [peripheral.pid, central.pid] + rig.pids,
+                    sender: peripheral.pid, receiver: central.pid, rig: rig.pids,
                     run: sending(peripheral, "bench.notify.run"),
                     window: { try central.call("bench.notify.window") }))
             rows += try measure(
                 Flow(
                     kind: "writes", pair: "bleagent → bleagent", path: fast ? "AcquireWrite" : "WriteValue",
-                    sender: central.pid, receiver: peripheral.pid, rig: [central.pid, peripheral.pid] + rig.pids,
+                    sender: central.pid, receiver: peripheral.pid, rig: rig.pids,
                     run: sending(central, "bench.write.run"),
                     window: { try peripheral.call("bench.write.window") }))
         }
@@ -139,7 +139,7 @@ extension Bench {
                 Flow(
                     kind: "notifications", pair: "bless → Bleak",
                     path: method == "start" ? "StartNotify" : "AcquireNotify",
-                    sender: bless.pid, receiver: bleak.pid, rig: [bless.pid, bleak.pid] + rig.pids,
+                    sender: bless.pid, receiver: bleak.pid, rig: rig.pids,
                     run: sending(bless, "notify", "sent"),
                     window: windowOf(bleak)))
             _ = try bleak.ask("unsubscribe", expecting: "unsubscribed")
@@ -147,7 +147,7 @@ extension Bench {
         rows += try measure(
             Flow(
                 kind: "writes", pair: "Bleak → bless", path: "WriteValue", sender: bleak.pid, receiver: bless.pid,
-                rig: [bleak.pid, bless.pid] + rig.pids, run: sending(bleak, "write", "wrote"), window: windowOf(bless)))
+                rig: rig.pids, run: sending(bleak, "write", "wrote"), window: windowOf(bless)))
         return rows
     }
 
@@ -162,7 +162,7 @@ extension Bench {
                 pause(0.5)
             } while try flow.window().objectValue?["count"]?.intValue ?? 0 > 0
                 && draining.seconds < 60
-            settle(flow.rig)
+            settle([flow.sender, flow.receiver] + flow.rig)
             _ = try flow.window()
             let cpu = CPUWindow([flow.sender, flow.receiver])
             let result = try flow.run(pace).objectValue
