@@ -4,7 +4,7 @@ import GATT
 import Testing
 
 /// The central manager's passive scans over a scripted backend: what it asks BlueZ for, and how bluetoothd's
-/// calls on the monitor (Activate, Release, DeviceFound) change what the scan reports and how it runs.
+/// calls on the monitor (Activate, Release, DeviceFound, DeviceLost) change what the scan reports and how it runs.
 @Suite("Passive scans of the central manager", .timeLimit(.minutes(1)))
 struct PassiveScanTests {
     func poweredOn() async -> (CentralManager, FakeCentralBackend) {
@@ -45,6 +45,28 @@ struct PassiveScanTests {
         manager.stopScan()
         for await _ in scan {}
         #expect(await first(backend.calls) { $0 == .unregisterMonitor(scan: id) } != nil)
+    }
+
+    @Test("DeviceLost drops a found device until DeviceFound comes again, and both are counted once per change")
+    func lostUntilFoundAgain() async throws {
+        let (manager, backend) = await poweredOn()
+        let scan = try manager.scanForPeripherals(options: try options())
+        let id = try #require(await registration(backend))
+        backend.send(FakeTree.deviceChanged(["RSSI": .int(-40)]))
+        backend.send(.monitor(scan: id, .activated))
+        backend.send(.monitor(scan: id, .deviceFound(FakeTree.device)))
+        var reports = scan.makeAsyncIterator()
+        #expect(await reports.next()?.rssi == -40)
+        backend.send(.monitor(scan: id, .deviceLost(FakeTree.device)))
+        backend.send(.monitor(scan: id, .deviceLost(FakeTree.device)))
+        backend.send(FakeTree.deviceChanged(["RSSI": .int(-45)]))
+        backend.send(FakeTree.deviceChanged(["RSSI": .int(-46)]))
+        backend.send(.monitor(scan: id, .deviceFound(FakeTree.device)))
+        let again = await reports.next()
+        // Had the changes while lost been reported, the scan's queue would have merged them: a count of 2.
+        #expect(again?.rssi == -46 && again?.reportCount == 1, "nothing while lost; found again, the newest state")
+        #expect(manager.statistics.monitorDevicesFound == 2)
+        #expect(manager.statistics.monitorDevicesLost == 1, "a second DeviceLost of a lost device is not counted")
     }
 
     @Test("a device the monitor did not find is not reported")

@@ -137,6 +137,44 @@ struct PassiveScanOverBlesimTests {
     }
 
     @Test(
+        "RSSI thresholds: a found beacon that goes silent is lost after the low timeout, and found again when it advertises again (as the VM checks with bluetoothd)"
+    )
+    func lostWhenSilentFoundAgain() async throws {
+        try await TestBed.with(blesim: Self.air, options: ["--experimental"]) { bed in
+            let central = try await Self.central(bed)
+            let control = try await bed.connect()
+            func silence(_ silenced: Bool) async throws {
+                _ = try await control.call(
+                    destination: "org.bluez", path: ObjectPath("/org/blesim"), interface: "org.blesim.Control1",
+                    member: "Silence", arguments: [.string(Self.beacon), .boolean(silenced)])
+            }
+            let scan = try central.scanForPeripherals(
+                options: ScanOptions(
+                    allowDuplicates: true,
+                    monitor: AdvertisementMonitor(
+                        patterns: try Self.iBeacon().patterns,
+                        rssiThresholds: .init(high: -126, highTimeout: 1, low: -127, lowTimeout: 1))))
+            /// DeviceLost makes no report and a queued report may predate it: the counters say what bluetoothd
+            /// called, read until they move.
+            func until(_ condition: (CentralStatistics) -> Bool) async throws -> Bool {
+                let deadline = ContinuousClock.now + testDeadline
+                while !condition(central.statistics) {
+                    guard ContinuousClock.now < deadline else { return false }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return true
+            }
+            #expect(await first(scan) { $0.address == Self.beacon } != nil, "found above -126 dBm")
+            try await silence(true)
+            #expect(try await until { $0.monitorDevicesLost == 1 }, "lost once unheard for the low timeout")
+            #expect(central.statistics.monitorDevicesFound == 1)
+            try await silence(false)
+            #expect(try await until { $0.monitorDevicesFound == 2 }, "found again once heard again")
+            #expect(await first(scan) { $0.address == Self.beacon } != nil, "and reported")
+        }
+    }
+
+    @Test(
         "without the monitor manager (bluetoothd without -E) a passive scan falls back to active discovery, says why, and still hears the sensor"
     )
     func fallsBackWithoutMonitorManager() async throws {

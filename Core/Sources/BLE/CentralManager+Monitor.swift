@@ -30,7 +30,8 @@ extension CentralManager {
             state.statistics.monitorDevicesFound += 1
             reportDiscovery(path, state: &state, only: scan)
         case .deviceLost(let path):
-            state.scanners[scan]?.found?.remove(path)
+            guard state.scanners[scan]?.found?.remove(path) != nil else { return }
+            state.statistics.monitorDevicesLost += 1
         }
     }
 

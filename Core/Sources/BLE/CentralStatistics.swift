@@ -18,9 +18,12 @@ public struct CentralStatistics: Hashable, Sendable {
     public var scans = QueueCounters()
     /// How many scans are running.
     public var scanCount = 0
-    /// Devices that passive scans' advertisement monitors found (the first DeviceFound of each
-    /// device per scan).
+    /// Devices that passive scans' advertisement monitors found (each DeviceFound of a device the
+    /// scan did not hold as found: the first, and the first after each DeviceLost).
     public var monitorDevicesFound = 0
+    /// Devices that passive scans' advertisement monitors lost (each DeviceLost of a device the scan
+    /// held as found; bluetoothd calls it only for monitors with RSSI thresholds).
+    public var monitorDevicesLost = 0
     /// Passive scans that fell back to active discovery (no monitor, refused or released).
     public var monitorFallbacks = 0
     /// The notification streams' queues, merged (``NotificationStream``).

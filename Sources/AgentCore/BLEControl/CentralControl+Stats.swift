@@ -28,6 +28,7 @@ extension CentralControl {
                 "advertisementReports": .int(Int64(manager.advertisementReports)),
                 "otherAdapterReports": .int(Int64(manager.otherAdapterReports)),
                 "monitorDevicesFound": .int(Int64(manager.monitorDevicesFound)),
+                "monitorDevicesLost": .int(Int64(manager.monitorDevicesLost)),
                 "monitorFallbacks": .int(Int64(manager.monitorFallbacks)),
                 "mirror": [
                     "objects": .int(Int64(mirror.objects)), "devices": .int(Int64(mirror.devices)),
