@@ -4,6 +4,7 @@
 //
 //   bleprobe-central [--adapter hci1] [--notify start|acquire] [--timeout 60]
 //   bleprobe-central --restart-scan [--adapter hci1]
+//   bleprobe-central --monitor-rssi [--adapter hci1]   (Tests/VM/central-monitor-rssi.sh)
 //   bleprobe-central --restore-probe STATE_DIR --bus ADDRESS [--name NAME]   (RestoreProbe.swift)
 //
 // --restart-scan: scan, print "RESTART-ME" once Adapter1.Discovering is true, then
@@ -218,6 +219,42 @@ func runRestart() async throws {
     log("PASS (restart)")
 }
 
+/// A passive scan with RSSI thresholds (Tests/VM/central-monitor-rssi.sh): found, lost once the payload
+/// stops the advertiser ("SILENCE-ME"), found again once it advertises again ("ADVERTISE-AGAIN").
+func runMonitorRSSI() async throws {
+    let backend = try await BlueZCentralBackend.system()
+    let central = CentralManager(backend: backend, options: .init(adapter: adapterName))
+    for await state in central.stateUpdates() where state == .poweredOn { break }
+    log("state poweredOn")
+    // example-advertisement's manufacturer data: company 0xFFFF, 00 01 02 03
+    let monitor = AdvertisementMonitor(
+        patterns: [try .manufacturerData(0xFFFF, prefix: [0x00, 0x01])],
+        rssiThresholds: .init(high: -60, highTimeout: 3, low: -90, lowTimeout: 3))
+    let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true, monitor: monitor))
+    for await mode in scan.modeUpdates() where !(mode == .passivePending) {
+        log("scan mode \(mode)")
+        try expect(mode == .passive, "the monitor is activated")
+        break
+    }
+    func until(_ what: String, _ condition: (CentralStatistics) -> Bool) async throws {
+        while !condition(central.statistics) { try await Task.sleep(for: .milliseconds(100)) }
+        let statistics = central.statistics
+        log("\(what): found \(statistics.monitorDevicesFound), lost \(statistics.monitorDevicesLost)")
+    }
+    var reports = scan.makeAsyncIterator()
+    guard let found = await reports.next() else { throw StepFailure(description: "scan ended without a report") }
+    log("found \(found.identifier) name=\(found.name ?? "-") rssi=\(found.rssi.map(String.init) ?? "unknown")")
+    try expect(central.statistics.monitorDevicesFound == 1, "reported once DeviceFound came")
+    log("SILENCE-ME")
+    try await until("DeviceLost") { $0.monitorDevicesLost == 1 }
+    try expect(central.statistics.monitorDevicesFound == 1, "not found again while silent")
+    log("ADVERTISE-AGAIN")
+    try await until("DeviceFound again") { $0.monitorDevicesFound == 2 }
+    guard let again = await reports.next() else { throw StepFailure(description: "scan ended") }
+    log("reported again: \(again.identifier)")
+    log("PASS (monitor-rssi)")
+}
+
 let watchdog = Task {
     try? await Task.sleep(for: .seconds(deadline))
     log("FAIL: deadline of \(deadline) s passed")
@@ -227,6 +264,8 @@ do {
     if arguments.contains("--restore-probe") {
         try await RestoreProbe.run(
             stateDirectory: option("--restore-probe", "."), bus: option("--bus", ""), name: option("--name", "HRM-C"))
+    } else if arguments.contains("--monitor-rssi") {
+        try await runMonitorRSSI()
     } else if arguments.contains("--restart-scan") {
         try await runRestart()
     } else {
