@@ -14,14 +14,14 @@ bluez_adapters() {
     dbus-send --system --print-reply --dest=org.bluez / org.freedesktop.DBus.ObjectManager.GetManagedObjects 2>/dev/null |
         grep -o 'object path "/org/bluez/hci[0-9]*"$' | grep -o 'hci[0-9]*' | sort -u | tr '\n' ' ' || true
 }
-bluez_up_any() {
+bluez_up_any() {   # bluez_up_any [ARGS...]: ARGS go to bluetoothd (such as -E)
     mkdir -p /run/dbus
     dbus-daemon --system --nofork --nopidfile > /lab-out/dbus.log 2>&1 & BLUEZ_PIDS+=($!)
     bluez_wait 60 "system bus" test -S /run/dbus/system_bus_socket || return 1
     btvirt -l3 > /lab-out/btvirt.log 2>&1 & BLUEZ_PIDS+=($!)
     bluez_wait 60 "controllers" test -e /sys/class/bluetooth/hci2 || return 1
     if [ "${LAB_MONITOR:-0}" = 1 ]; then dbus-monitor --system > /lab-out/dbus-monitor.log 2>&1 & BLUEZ_PIDS+=($!); fi
-    bluez_start_bluetoothd
+    bluez_start_bluetoothd "$@"
     local found="" i
     for i in $(seq 1 600); do
         found=$(bluez_adapters)
