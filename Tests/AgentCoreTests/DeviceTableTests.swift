@@ -43,4 +43,16 @@ struct DeviceTableTests {
         #expect(table.sorted.first?.value == .init(name: "renamed", rssi: -80))
         #expect(table.due(now: t0 + .seconds(32)) == [near])
     }
+
+    @Test("a discovery's RSSI 127 (HCI's \"not available\") is unknown: listed last, not strongest")
+    func rssiNotAvailableIsUnknown() {
+        func discovery(_ id: PeripheralIdentifier, rssi: Int?) -> Discovery {
+            Discovery(identifier: id, address: "C0:00:00:00:00:00", name: nil, rssi: rssi, advertisement: .init())
+        }
+        var table = DeviceTable(capacity: 16, expiry: .seconds(30))
+        table.record(near, .init(discovery(near, rssi: 127)), now: t0)
+        table.record(gone, .init(discovery(gone, rssi: -90)), now: t0)
+        #expect(table.sorted.map(\.key) == [gone, near])
+        #expect(table.sorted.map(\.value.rssi) == [-90, nil])
+    }
 }

@@ -1,3 +1,4 @@
+import BLE
 import PaymentTerminalProfile
 
 /// How the terminal table smooths RSSI and chooses the nearest terminal.
@@ -96,10 +97,8 @@ public struct TerminalTable: Sendable {
     /// The entry for `id`.
     public func entry(_ id: String) -> TerminalEntry? { entries[id] }
 
-    /// The RSSI value HCI uses for "RSSI is not available" (Core spec, Vol 4,
-    /// Part E, 7.7.65.2); BlueZ passes it on as Device1.RSSI = 127, and
-    /// btvirt's virtual controllers report nothing else.
-    public static let rssiNotAvailable = 127
+    /// The RSSI value HCI uses for "RSSI is not available" (``Discovery/rssiNotAvailable``).
+    public static let rssiNotAvailable = Discovery.rssiNotAvailable
 
     /// `raw` as a usable RSSI: nil when absent or ``rssiNotAvailable``.
     public static func usableRSSI(_ raw: Int?) -> Int? {

@@ -71,7 +71,8 @@ public struct Discovery: Hashable, Sendable {
     public var address: String
     /// Its name, if known.
     public var name: String?
-    /// The received signal strength in dBm.
+    /// The received signal strength in dBm, as BlueZ's Device1.RSSI gives it: ``rssiNotAvailable`` when the
+    /// controller did not measure it (see ``measuredRSSI``).
     public var rssi: Int?
     /// What it advertises.
     public var advertisement: AdvertisementData
@@ -79,6 +80,13 @@ public struct Discovery: Hashable, Sendable {
     /// consumer keeps up, more when reports of the peripheral were merged
     /// into this one, the newest (see ``DiscoveryStream``).
     public var reportCount: Int
+
+    /// The RSSI HCI reports for "not available" (Core specification, Vol 4, Part E, 7.7.65.2), which BlueZ passes
+    /// on as Device1.RSSI and Core Bluetooth as the RSSI too; btvirt's virtual controllers report nothing else.
+    public static let rssiNotAvailable = 127
+
+    /// ``rssi`` when it is a measurement: nil when absent or ``rssiNotAvailable``. What to sort or choose by.
+    public var measuredRSSI: Int? { rssi == Self.rssiNotAvailable ? nil : rssi }
 
     /// A discovery standing for `reportCount` reports.
     public init(

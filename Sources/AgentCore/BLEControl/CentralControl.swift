@@ -208,14 +208,15 @@ public final class CentralControl: Sendable {
                 self?.state.withLock { state in
                     state.devices.record(
                         found.identifier,
-                        .init(name: found.name, rssi: found.rssi),
+                        .init(found),
                         now: clock.now)
                     state.counts.discoveries += 1
                     state.counts.reports += found.reportCount
                 }
                 bus.publish(.discovered) {
                     Self.json(
-                        found.identifier, name: found.name, rssi: found.rssi, connected: nil, reports: found.reportCount
+                        found.identifier, name: found.name, rssi: found.measuredRSSI, connected: nil,
+                        reports: found.reportCount
                     )
                 }
             }

@@ -14,7 +14,18 @@ struct DeviceTable: Sendable {
     /// What `central.devices` lists of a device: what its last discovery said.
     struct Row: Sendable, Hashable {
         var name: String?
+        /// dBm; nil when unknown (HCI's "not available" too, so such a device sorts last, not first).
         var rssi: Int?
+
+        init(name: String?, rssi: Int?) {
+            self.name = name
+            self.rssi = rssi
+        }
+
+        /// What `found` says: its name and its measured RSSI.
+        init(_ found: Discovery) {
+            self.init(name: found.name, rssi: found.measuredRSSI)
+        }
     }
 
     /// What the table dropped so far.
