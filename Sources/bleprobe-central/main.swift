@@ -231,7 +231,7 @@ func runMonitorRSSI() async throws {
         patterns: [try .manufacturerData(0xFFFF, prefix: [0x00, 0x01])],
         rssiThresholds: .init(high: -60, highTimeout: 3, low: -90, lowTimeout: 3))
     let scan = try central.scanForPeripherals(options: ScanOptions(allowDuplicates: true, monitor: monitor))
-    for await mode in scan.modeUpdates() where !(mode == .passivePending) {
+    for await mode in scan.modeUpdates() where mode != .passivePending {
         log("scan mode \(mode)")
         try expect(mode == .passive, "the monitor is activated")
         break
@@ -243,7 +243,8 @@ func runMonitorRSSI() async throws {
     }
     var reports = scan.makeAsyncIterator()
     guard let found = await reports.next() else { throw StepFailure(description: "scan ended without a report") }
-    log("found \(found.identifier) name=\(found.name ?? "-") rssi=\(found.rssi.map(String.init) ?? "unknown")")
+    let rssi = found.measuredRSSI.map(String.init) ?? "not measured"
+    log("found \(found.identifier) name=\(found.name ?? "-") rssi=\(rssi)")
     try expect(central.statistics.monitorDevicesFound == 1, "reported once DeviceFound came")
     log("SILENCE-ME")
     try await until("DeviceLost") { $0.monitorDevicesLost == 1 }
