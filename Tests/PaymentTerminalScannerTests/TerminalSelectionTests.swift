@@ -1,3 +1,4 @@
+import BLE
 import PaymentTerminalProfile
 import PaymentTerminalScanner
 import Testing
@@ -152,12 +153,12 @@ import Testing
 
     @Test func rssiNotAvailableNeverSelectsButCanBePinnedByName() {
         // BlueZ reports HCI's "not available" (127) as Device1.RSSI = 127; btvirt always does.
-        #expect(TerminalTable.usableRSSI(127) == nil)
-        #expect(TerminalTable.usableRSSI(nil) == nil)
-        #expect(TerminalTable.usableRSSI(-60) == -60)
+        #expect(Discovery.measuredRSSI(127) == nil)
+        #expect(Discovery.measuredRSSI(nil) == nil)
+        #expect(Discovery.measuredRSSI(-60) == -60)
         var table = TerminalTable(policy: policy)
         for second in 0...5 {
-            table.observe(id: "dev_VM", name: "VT-VM", rssi: TerminalTable.usableRSSI(127), at: .seconds(second))
+            table.observe(id: "dev_VM", name: "VT-VM", rssi: Discovery.measuredRSSI(127), at: .seconds(second))
         }
         #expect(table.selected == nil)  // without the mapping, 127 dBm would be "the nearest terminal"
         #expect(table.entry("dev_VM")?.rssiKnown == false)

@@ -54,7 +54,7 @@ actor ScannerEngine {
         identifiers[key] = found.identifier
         // 127 is HCI's "not available" (btvirt reports nothing else): the
         // terminal is listed and can be pinned, but never chosen by RSSI.
-        let rssi = TerminalTable.usableRSSI(found.rssi)
+        let rssi = found.measuredRSSI
         let before = table.selected
         let isNew = table.entry(key) == nil
         let name = found.name ?? found.advertisement.localName

@@ -1,4 +1,3 @@
-import BLE
 import PaymentTerminalProfile
 
 /// How the terminal table smooths RSSI and chooses the nearest terminal.
@@ -97,17 +96,8 @@ public struct TerminalTable: Sendable {
     /// The entry for `id`.
     public func entry(_ id: String) -> TerminalEntry? { entries[id] }
 
-    /// The RSSI value HCI uses for "RSSI is not available" (``Discovery/rssiNotAvailable``).
-    public static let rssiNotAvailable = Discovery.rssiNotAvailable
-
-    /// `raw` as a usable RSSI: nil when absent or ``rssiNotAvailable``.
-    public static func usableRSSI(_ raw: Int?) -> Int? {
-        guard let raw, raw != rssiNotAvailable else { return nil }
-        return raw
-    }
-
     /// Records an advertisement of `id` heard at `rssi` dBm (nil: no usable
-    /// RSSI, see ``usableRSSI(_:)``), then re-evaluates.
+    /// RSSI, see `Discovery.measuredRSSI`), then re-evaluates.
     public mutating func observe(id: String, name: String?, rssi: Int?, at now: Duration) {
         if listeningSince == nil { listeningSince = now }
         if var entry = entries[id] {

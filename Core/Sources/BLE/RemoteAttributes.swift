@@ -86,7 +86,10 @@ public struct Discovery: Hashable, Sendable {
     public static let rssiNotAvailable = 127
 
     /// ``rssi`` when it is a measurement: nil when absent or ``rssiNotAvailable``. What to sort or choose by.
-    public var measuredRSSI: Int? { rssi == Self.rssiNotAvailable ? nil : rssi }
+    public var measuredRSSI: Int? { Self.measuredRSSI(rssi) }
+
+    /// `raw` (an RSSI as BlueZ gives it) when it is a measurement: nil when absent or ``rssiNotAvailable``.
+    public static func measuredRSSI(_ raw: Int?) -> Int? { raw == rssiNotAvailable ? nil : raw }
 
     /// A discovery standing for `reportCount` reports.
     public init(

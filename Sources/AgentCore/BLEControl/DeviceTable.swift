@@ -16,16 +16,6 @@ struct DeviceTable: Sendable {
         var name: String?
         /// dBm; nil when unknown (HCI's "not available" too, so such a device sorts last, not first).
         var rssi: Int?
-
-        init(name: String?, rssi: Int?) {
-            self.name = name
-            self.rssi = rssi
-        }
-
-        /// What `found` says: its name and its measured RSSI.
-        init(_ found: Discovery) {
-            self.init(name: found.name, rssi: found.measuredRSSI)
-        }
     }
 
     /// What the table dropped so far.
@@ -79,5 +69,12 @@ struct DeviceTable: Sendable {
         var sorted = rows.entries
         sorted.sort { ($0.value.rssi ?? -999, $1.key) > ($1.value.rssi ?? -999, $0.key) }
         return sorted
+    }
+}
+
+extension DeviceTable.Row {
+    /// What `found` says: its name and its measured RSSI.
+    init(_ found: Discovery) {
+        self.init(name: found.name, rssi: found.measuredRSSI)
     }
 }

@@ -16,7 +16,7 @@ public struct GatewayReport: Sendable {
     /// A report.
     public init(address: DeviceAddress, rssi: Int?, advertisement: AdvertisementData, reportCount: Int = 1) {
         self.address = address
-        self.rssi = rssi == Discovery.rssiNotAvailable ? nil : rssi
+        self.rssi = Discovery.measuredRSSI(rssi)
         self.advertisement = advertisement
         self.reportCount = max(1, reportCount)
     }
