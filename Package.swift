@@ -118,7 +118,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 core, "AgentCore", "ControlProtocol", "PaymentTerminalScanner", "SensorAggregator",
-                "SensorGateway", "BTHomeCrypto",
+                "SensorGateway", "BTHomeCrypto", "BLETesting",
             ],
             path: "Tests/Fuzz/Targets", swiftSettings: strict),
         .executableTarget(

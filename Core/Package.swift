@@ -34,7 +34,7 @@ let package = Package(
         // One event loop (epoll), a blocking pool, FileDescriptor and SystemError: the I/O everything else uses.
         .target(name: "IO", dependencies: ["CLinux"], swiftSettings: strict),
         .target(name: "JSON", dependencies: ["CJSONC"], swiftSettings: strict),
-        .target(name: "DBus", dependencies: ["CDBus", "IO"], swiftSettings: strict),
+        .target(name: "DBus", dependencies: ["CDBus", "CLinux", "IO"], swiftSettings: strict),
         .target(name: "GATT", swiftSettings: strict),
         // The BLE API plugins program against: CentralManager, Peripheral, PeripheralManager.
         .target(name: "BLE", dependencies: ["GATT", "JSON", "IO"], swiftSettings: strict),

@@ -133,4 +133,41 @@ static inline pid_t clinux_spawn(const char *path, char *const argv[], char *con
     (void)ignored;
     _exit(127);
 }
+/// recvmsg(2) without blocking of at most `length` bytes into `buffer`, keeping the descriptors that came with
+/// them (SCM_RIGHTS, received close-on-exec): up to `capacity` go to `fds` and their number to `*count`; any beyond
+/// are closed and `*truncated` is set, as it is when the kernel dropped some (MSG_CTRUNC). Returns the byte count,
+/// 0 at end of stream, or -1 with errno.
+static inline ssize_t clinux_recv_with_fds(int fd, void *buffer, size_t length, int *fds, int capacity, int *count,
+                                           int *truncated) {
+    union {
+        char bytes[CMSG_SPACE(sizeof(int) * 253)];
+        struct cmsghdr align;
+    } control;
+    struct iovec vector = {buffer, length};
+    struct msghdr message = {0};
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = control.bytes;
+    message.msg_controllen = sizeof control.bytes;
+    *count = 0;
+    *truncated = 0;
+    ssize_t result = recvmsg(fd, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (result < 0) return result;
+    if (message.msg_flags & MSG_CTRUNC) *truncated = 1;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        size_t received = (header->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        int *data = (int *)CMSG_DATA(header);
+        for (size_t index = 0; index < received; index++) {
+            if (*count < capacity) {
+                fds[(*count)++] = data[index];
+            } else {
+                close(data[index]);
+                *truncated = 1;
+            }
+        }
+    }
+    return result;
+}
+
 #endif

@@ -1,27 +1,32 @@
 import BLE
+import BLETesting
 import BlueZ
 import DBus
 import GATT
 
-/// A D-Bus message from the bus in wire form (libdbus validates it first, as
-/// it does every message a socket delivers), decoded into values and into
-/// what the agent makes of BlueZ's messages: the object tree's deltas,
-/// property maps, Device1 advertisement data, GATT request options, and
-/// the typed shapes of BlueZ's signals.
+/// A D-Bus message from the bus in wire form, read as a connection reads one
+/// from its socket (the header checked in full, the body as it is read),
+/// decoded into values and into what the agent makes of BlueZ's messages:
+/// the object tree's deltas, property maps, Device1 advertisement data, GATT
+/// request options, and the typed shapes of BlueZ's signals.
 ///
-/// Checks: the decoded body, marshalled again, reads back to the same wire
-/// bytes (reader and writer agree on every value libdbus accepts).
+/// Checks: every message libdbus's own reader accepts (it validates the
+/// whole body first) is accepted, with the same header, the same values and
+/// the same values through the body cursor; the decoded body, marshalled
+/// again, reads back to the same wire bytes (reader and writer agree).
 enum DBusMessageTarget {
     static let target = FuzzTarget(
         name: "dbus-message", summary: "D-Bus messages in wire form: body values, BlueZ deltas and property maps",
         seeds: { seeds() }, body: run)
 
     static func run(_ input: [UInt8]) throws(FuzzFinding) {
+        try compareWithLibDBus(input)
         guard let message = try? DBusMessage(wireBytes: input) else { return }
         _ = message.description
         _ = message.error
-        guard let arguments = try? message.arguments() else { return }
+        _ = message.withBodyReader { BodyRendering.render($0) }
         if let delta = BlueZDecoding.delta(of: message) { interpret(delta) }
+        guard let arguments = try? message.arguments() else { return }
         for argument in arguments { interpret(argument) }
         decodeTyped(arguments)
         let first = try remarshal(arguments, from: input)
@@ -33,6 +38,53 @@ enum DBusMessageTarget {
         }
         let second = try remarshal(reread, from: first)
         try require(first == second, "the body of \(input) marshals as \(first), read back and marshalled as \(second)")
+    }
+
+    /// What libdbus's reader accepts, the connection's reader reads the same.
+    private static func compareWithLibDBus(_ input: [UInt8]) throws(FuzzFinding) {
+        guard let reference = try? DBusMessage(libdbusWireBytes: input) else { return }
+        // libdbus reads the first message of longer bytes; the connection's reader is given exactly one.
+        let exact = Array(input.prefix(declaredLength(input)))
+        let ours: DBusMessage
+        do {
+            ours = try DBusMessage(wireBytes: exact)
+        } catch {
+            throw FuzzFinding("libdbus reads \(input), the wire reader refuses it: \(error)")
+        }
+        try require(
+            ours.description == reference.description && ours.serial == reference.serial
+                && ours.replySerial == reference.replySerial && ours.noReplyExpected == reference.noReplyExpected,
+            "the header of \(input) reads as \(ours), libdbus reads \(reference)")
+        let expected: [DBusValue]
+        do {
+            expected = try reference.arguments()
+        } catch {
+            return
+        }
+        let values: [DBusValue]
+        do {
+            values = try ours.arguments()
+        } catch {
+            throw FuzzFinding("libdbus reads the body of \(input), the wire reader throws \(error)")
+        }
+        try require(values == expected, "the body of \(input) reads as \(values), libdbus reads \(expected)")
+        let cursor = ours.withBodyReader { BodyRendering.render($0) }
+        let rendered = expected.map(BodyRendering.render).joined(separator: " ")
+        try require(cursor == rendered, "the body cursor reads \(input) as \(cursor), libdbus as \(rendered)")
+    }
+
+    /// The length a message's fixed header declares (at most the input's).
+    private static func declaredLength(_ input: [UInt8]) -> Int {
+        guard input.count >= 16 else { return input.count }
+        let bigEndian = input[0] == UInt8(ascii: "B")
+        func word(_ offset: Int) -> Int {
+            let bytes = input[offset..<(offset + 4)].map(Int.init)
+            return bigEndian
+                ? bytes[0] << 24 | bytes[1] << 16 | bytes[2] << 8 | bytes[3]
+                : bytes[3] << 24 | bytes[2] << 16 | bytes[1] << 8 | bytes[0]
+        }
+        let length = ((16 + word(12) + 7) & ~7) + word(4)
+        return min(length, input.count)
     }
 
     private static func remarshal(_ arguments: [DBusValue], from input: [UInt8]) throws(FuzzFinding) -> [UInt8] {

@@ -4,11 +4,17 @@ import Synchronization
 /// The owner thread's side of one connection: the only code that touches the libdbus connection after it is set
 /// up, driven by the connection's ``EventLoop``.
 ///
+/// libdbus opens the connection (authentication, `Hello`) and writes to it; reading is the driver's own: a
+/// ``WireSocketReader`` cuts the socket's bytes into messages in wire form, whose headers it checks, and bodies are
+/// decoded from those bytes when they are read. (libdbus's reader validated every body in full, taking a global
+/// lock per variant, before anyone looked at it: a third of the thread's time under a flood of signals.)
+///
 /// Its loop's jobs are the ``Mailbox`` drains (sending messages, registering calls under their reply serial) and the
-/// dispatch of what libdbus has read (replies resume their callers, signals go to the ``SignalRouter`` by
+/// dispatch of what was read (replies resume their callers, signals go to the ``SignalRouter`` by
 /// ``SignalRouter/route(_:)`` on this thread, in arrival order, method calls to the ``ObjectServer``); its
-/// descriptors and timers are libdbus's watches and timeouts (``WatchTable``) and the calls' deadlines. It never
-/// blocks on D-Bus: every libdbus call made here reads or writes only what the socket takes without waiting.
+/// descriptors and timers are the socket, libdbus's watches and timeouts (``WatchTable``) and the calls'
+/// deadlines. It never blocks on D-Bus: every call made here reads or writes only what the socket takes without
+/// waiting.
 final class ConnectionDriver: Sendable {
     private struct PendingCall {
         let id: UInt64
@@ -37,6 +43,8 @@ final class ConnectionDriver: Sendable {
     private let handle: UInt
     private let state = Mutex(State())
     private let table: WatchTable
+    /// The socket's reader, once the driver has taken reading over from libdbus (owner thread only).
+    private let reader = Mutex<WireSocketReader?>(nil)
 
     init(core: ConnectionCore, connection: OpaquePointer) {
         self.core = core
@@ -55,9 +63,17 @@ final class ConnectionDriver: Sendable {
         return pointer
     }
 
-    /// Installs the libdbus hooks and starts draining the mailbox; call on the owner thread before running the loop.
+    /// Installs the libdbus hooks, delivers what libdbus read while opening the connection, takes reading over and
+    /// starts draining the mailbox; call on the owner thread before running the loop.
     func start() -> Bool {
         guard LoopHooks.install(on: connection, table: table, driver: self) else { return false }
+        // libdbus read the reply to Hello, and perhaps the NameAcquired signal after it, while opening; those are
+        // whole messages in its queue (a message is written by the bus in one piece), and come first.
+        while LibDBus.dispatchOne(connection) {}
+        if let fd = LibDBus.socketFD(connection) {
+            reader.withLock { $0 = WireSocketReader(fd: fd) }
+            table.takeOverReading(fd: fd) { [weak self] in self?.readSocket() }
+        }
         core.mailbox.start { [self] in drainMailbox() }
         scheduleDispatch()
         return true
@@ -70,6 +86,7 @@ final class ConnectionDriver: Sendable {
         for command in core.mailbox.take() {
             switch command {
             case .send(let message):
+                // A received message has no libdbus form and is not sent again.
                 _ = message.withRaw { LibDBus.send(connection, $0) }
             case .call(let request):
                 start(request)
@@ -105,7 +122,7 @@ final class ConnectionDriver: Sendable {
             guard LibDBus.serial(raw) == 0 else { return nil }
             return LibDBus.send(connection, raw)
         }
-        guard let serial = sent, state.withLock({ $0.pending[serial] == nil }) else {
+        guard let serial = sent ?? nil, state.withLock({ $0.pending[serial] == nil }) else {
             request.continuation.resume(
                 throwing: DBusError(.invalidArgs, "the call could not be queued (a message can be called only once)"))
             return
@@ -157,10 +174,24 @@ final class ConnectionDriver: Sendable {
         checkState()
     }
 
-    /// Called by the libdbus filter for every incoming message (owner thread, inside ``dispatch()``).
+    /// Reads the socket once and delivers what it completed (owner thread, when the socket is readable).
+    private func readSocket() {
+        let outcome = reader.withLock { reader -> WireSocketReader.Outcome? in
+            reader?.read { receive($0) }
+        }
+        core.signals.endOfBatch()
+        if case .closed = outcome { state.withLock { $0.disconnected = true } }
+    }
+
+    /// Called by the libdbus filter for every message libdbus read (owner thread, inside ``dispatch()``).
     func receive(_ raw: OpaquePointer) -> Bool {
         LibDBus.refMessage(raw)
-        let message = DBusMessage(adopting: raw)
+        receive(DBusMessage(adopting: raw))
+        return true
+    }
+
+    /// Delivers one incoming message: a reply to its caller, a signal to the router, a call to the object server.
+    private func receive(_ message: DBusMessage) {
         switch message.kind {
         case .methodReturn, .error:
             let call = state.withLock { state -> PendingCall? in
@@ -168,7 +199,7 @@ final class ConnectionDriver: Sendable {
                 state.serials[call.id] = nil
                 return call
             }
-            guard let call else { return true }
+            guard let call else { return }
             loop.cancel(call.timer)
             if let error = message.error {
                 call.continuation.resume(throwing: error)
@@ -184,7 +215,6 @@ final class ConnectionDriver: Sendable {
         case .methodCall:
             core.objects.receive(message)
         }
-        return true
     }
 
     private func afterIO() {

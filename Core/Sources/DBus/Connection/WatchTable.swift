@@ -13,6 +13,9 @@ import Synchronization
 /// released there lets reading resume), so the table is behind a `Mutex` and the loop's calls are thread-safe.
 /// Handles are the libdbus pointers' bit patterns; only the owner thread turns them back into pointers, and it
 /// re-checks that a watch or timeout is still live right before handing it to libdbus.
+///
+/// Once the connection is open its socket is read by the connection's own reader (``takeOverReading(fd:_:)``):
+/// readiness to read goes to it, and libdbus, which then only writes, sees only readiness to write.
 final class WatchTable: Sendable {
     struct Watch {
         var fd: Int32
@@ -30,7 +33,13 @@ final class WatchTable: Sendable {
         var watches: [UInt: Watch] = [:]
         var registrations: [Int32: EventLoop.Registration] = [:]
         var timeouts: [UInt: Timeout] = [:]
+        var reader: Reader?
         var closed = false
+    }
+
+    private struct Reader {
+        let fd: Int32
+        let read: @Sendable () -> Void
     }
 
     private let loop: EventLoop
@@ -79,6 +88,15 @@ final class WatchTable: Sendable {
         }
     }
 
+    /// From now on `read` runs on the owner thread whenever socket `fd` has something to read (or has hung up),
+    /// and libdbus's watches on it get only readiness to write.
+    func takeOverReading(fd: Int32, _ read: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            state.reader = Reader(fd: fd, read: read)
+            sync(fd, &state)
+        }
+    }
+
     /// Deregisters every descriptor and cancels every timer (owner thread, at teardown, before the connection is
     /// released); later hook calls change only the table.
     func close() {
@@ -94,6 +112,10 @@ final class WatchTable: Sendable {
     private func sync(_ fd: Int32, _ state: inout State) {
         var interest: EventLoop.Interest = []
         var enabled = false
+        if state.reader?.fd == fd {
+            enabled = true
+            interest.insert(.readable)
+        }
         for watch in state.watches.values where watch.fd == fd && watch.enabled {
             enabled = true
             if watch.flags & LibDBus.watchReadable != 0 { interest.insert(.readable) }
@@ -115,15 +137,20 @@ final class WatchTable: Sendable {
     // MARK: Owner thread
 
     private func handle(_ fd: Int32, _ readiness: EventLoop.Readiness) {
-        let targets = state.withLock { state in
-            state.watches.filter { $0.value.fd == fd && $0.value.enabled }.map { ($0.key, $0.value.flags) }
+        let (targets, reader) = state.withLock { state in
+            (
+                state.watches.filter { $0.value.fd == fd && $0.value.enabled }.map { ($0.key, $0.value.flags) },
+                state.reader?.fd == fd ? state.reader : nil
+            )
         }
         for (handle, flags) in targets {
             var events: UInt32 = 0
-            if flags & LibDBus.watchReadable != 0, readiness.contains(.readable) { events |= LibDBus.watchReadable }
             if flags & LibDBus.watchWritable != 0, readiness.contains(.writable) { events |= LibDBus.watchWritable }
-            if readiness.contains(.hangUp) { events |= LibDBus.watchHangup }
-            if readiness.contains(.error) { events |= LibDBus.watchError }
+            if reader == nil {
+                if flags & LibDBus.watchReadable != 0, readiness.contains(.readable) { events |= LibDBus.watchReadable }
+                if readiness.contains(.hangUp) { events |= LibDBus.watchHangup }
+                if readiness.contains(.error) { events |= LibDBus.watchError }
+            }
             guard events != 0, isLiveWatch(handle), let watch = LoopHooks.pointer(handle) else { continue }
             LibDBus.handleWatch(watch, events)
             guard events & LibDBus.watchReadable != 0 else { continue }
@@ -134,6 +161,7 @@ final class WatchTable: Sendable {
                 LibDBus.handleWatch(watch, LibDBus.watchReadable)
             }
         }
+        if let reader, !readiness.isDisjoint(with: [.readable, .hangUp, .error]) { reader.read() }
         afterIO()
     }
 

@@ -2,10 +2,12 @@ import Synchronization
 
 /// One D-Bus message: a method call, a method return, an error reply or a signal.
 ///
-/// Header fields are read once into Swift properties; the body stays in libdbus's buffer and is decoded on demand
-/// with ``arguments()`` or ``decode(_:)``, under a lock, so a message can be read from any task. Incoming messages
-/// reach you as replies to ``DBusConnection/call(_:timeout:)``, as elements of signal streams and as the
-/// ``DBusMethodCall/message`` of calls to exported objects.
+/// Header fields are read once into Swift properties; the body is decoded on demand with ``arguments()``,
+/// ``decode(_:)`` or ``withBodyReader(_:)``, so a message can be read from any task. A received message keeps its
+/// bytes as they came off the socket (with the file descriptors that came with them), immutable; a message built
+/// here is a libdbus message, used under a lock. Incoming messages reach you as replies to
+/// ``DBusConnection/call(_:timeout:)``, as elements of signal streams and as the ``DBusMethodCall/message`` of
+/// calls to exported objects.
 public final class DBusMessage: Sendable, CustomStringConvertible {
     /// The four D-Bus message types.
     public enum Kind: Sendable, Hashable {
@@ -42,10 +44,13 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
     /// Whether the sender of this method call asked for no reply.
     public let noReplyExpected: Bool
 
-    /// The libdbus message. libdbus messages are not safe for concurrent use, so every access goes through
-    /// ``withRaw(_:)``, which holds ``lock``; the pointer itself never changes.
-    private nonisolated(unsafe) let raw: OpaquePointer
+    /// The libdbus message of a message built here (or read by libdbus). libdbus messages are not safe for
+    /// concurrent use, so every access goes through ``withRaw(_:)``, which holds ``lock``; the pointer itself never
+    /// changes.
+    private nonisolated(unsafe) let raw: OpaquePointer?
     private let lock = Mutex(())
+    /// The bytes of a message read from a socket in wire form.
+    private let wire: WireMessage?
 
     /// Adopts one reference to a libdbus message.
     init(adopting raw: OpaquePointer) {
@@ -68,35 +73,89 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
         signature = DBusSignature(trusted: headers.signature)
         noReplyExpected = headers.noReply
         self.raw = raw
+        wire = nil
+    }
+
+    /// Wraps a message read in wire form (its header already checked).
+    init(wire: WireMessage) {
+        let header = wire.header
+        kind =
+            switch Int32(header.type) {
+            case LibDBus.messageTypeMethodCall: .methodCall
+            case LibDBus.messageTypeMethodReturn: .methodReturn
+            case LibDBus.messageTypeError: .error
+            default: .signal
+            }
+        serial = header.serial
+        replySerial = header.replySerial
+        path = header.path.map(ObjectPath.init(trusted:))
+        interface = header.interface
+        member = header.member
+        errorName = header.errorName
+        sender = header.sender
+        destination = header.destination
+        signature = DBusSignature(trusted: header.signature)
+        noReplyExpected = header.flags & WireHeader.noReplyExpected != 0
+        raw = nil
+        self.wire = wire
     }
 
     deinit {
-        LibDBus.unrefMessage(raw)
+        if let raw { LibDBus.unrefMessage(raw) }
     }
 
-    /// Runs `body` with exclusive access to the libdbus message.
-    func withRaw<T: Sendable, E: Error>(_ body: (OpaquePointer) throws(E) -> T) throws(E) -> T {
-        try lock.withLock { (_: inout Void) throws(E) -> T in try body(raw) }
+    /// Runs `body` with exclusive access to the libdbus message; nil for a message read in wire form, which has
+    /// none (a received message is not sent again).
+    func withRaw<T: Sendable, E: Error>(_ body: (OpaquePointer) throws(E) -> T) throws(E) -> T? {
+        guard let raw else { return nil }
+        return try lock.withLock { (_: inout Void) throws(E) -> T in try body(raw) }
     }
 
-    /// Reads a message from its wire form (the D-Bus specification's marshalling), as a connection reads one from
-    /// its socket: libdbus validates the header and the whole body against its signature first.
+    /// Reads a message from its wire form (the D-Bus specification's marshalling) as a connection reads one from
+    /// its socket: the header is checked in full, the body as it is read (``arguments()`` throws, a
+    /// ``DBusBodyReader`` reads nil, where it is malformed).
     ///
-    /// - Throws: ``DBusMarshalError/invalidMessage(reason:)`` with libdbus's reason, for example for a truncated
-    ///   message, a bad signature or one that declares Unix file descriptors (bytes cannot carry them).
+    /// - Throws: ``DBusMarshalError/invalidMessage(reason:)``, for example for a truncated message, a bad header
+    ///   field or one that declares Unix file descriptors (bytes cannot carry them).
     public convenience init(wireBytes: [UInt8]) throws(DBusMarshalError) {
-        self.init(adopting: try LibDBus.demarshal(wireBytes))
+        let message = try WireMessage(bytes: wireBytes)
+        guard message.header.unixFDs == 0 else {
+            throw .invalidMessage(reason: "the message declares Unix file descriptors, which bytes cannot carry")
+        }
+        guard (1...4).contains(message.header.type) else {
+            throw .invalidMessage(reason: "message type \(message.header.type) is not one this version knows")
+        }
+        self.init(wire: message)
+    }
+
+    /// Reads a message from its wire form with libdbus's own reader, which validates the whole body before anyone
+    /// reads it: the reference ``init(wireBytes:)`` is tested against.
+    ///
+    /// - Throws: ``DBusMarshalError/invalidMessage(reason:)`` with libdbus's reason.
+    public convenience init(libdbusWireBytes: [UInt8]) throws(DBusMarshalError) {
+        self.init(adopting: try LibDBus.demarshal(libdbusWireBytes))
     }
 
     /// The message in wire form, as ``init(wireBytes:)`` reads it. A message not yet sent has no serial, which the
     /// wire form requires: it is written with `serial` (the message itself is unchanged).
     public func wireBytes(serial: UInt32 = 1) throws(DBusMarshalError) -> [UInt8] {
-        try withRaw { (raw) throws(DBusMarshalError) in try LibDBus.marshal(raw, serial: max(serial, 1)) }
+        if let wire { return wire.bytes }
+        return try withRaw { (raw) throws(DBusMarshalError) in try LibDBus.marshal(raw, serial: max(serial, 1)) } ?? []
     }
 
     /// Decodes the whole body.
     public func arguments() throws(DBusMarshalError) -> [DBusValue] {
-        try withRaw { (raw) throws(DBusMarshalError) in try MessageReader.read(raw, signature: signature) }
+        if let wire { return try wire.arguments(signature) }
+        return try withRaw { (raw) throws(DBusMarshalError) in try MessageReader.read(raw, signature: signature) } ?? []
+    }
+
+    /// Runs `body` with a cursor on the first argument of the body (its ``DBusBodyReader/typeCode`` is nil for an
+    /// empty body).
+    public func withBodyReader<R>(_ body: (DBusBodyReader) -> R) -> R {
+        if let wire { return DBusBodyReader.reading(wire, body) }
+        // A message built here is read through its wire form, as a receiver would read it.
+        let bytes = (try? wireBytes()) ?? []
+        return DBusBodyReader.reading((try? WireMessage(bytes: bytes)) ?? .empty, body)
     }
 
     /// Decodes the body into typed values: `let (name, owner) = try message.decode(String.self, String.self)`.
@@ -117,7 +176,10 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
     }
 
     /// Whether the body carries Unix file descriptors.
-    var containsUnixFDs: Bool { withRaw { LibDBus.containsUnixFDs($0) } }
+    var containsUnixFDs: Bool {
+        if let wire { return wire.header.unixFDs > 0 }
+        return withRaw { LibDBus.containsUnixFDs($0) } ?? false
+    }
 
     /// A one-line summary: kind, names, path and signature.
     public var description: String {
@@ -166,9 +228,7 @@ extension DBusMessage {
 
     /// Builds the successful reply to this method call.
     func makeReply(_ arguments: [DBusValue]) throws(DBusMarshalError) -> DBusMessage {
-        try withRaw { (call) throws(DBusMarshalError) in
-            try DBusMessage.filled(LibDBus.newMethodReturn(to: call), arguments)
-        }
+        try DBusMessage.filled(LibDBus.newMethodReturn(replySerial: serial, destination: sender), arguments)
     }
 
     /// Builds an error reply to this method call (an invalid error name becomes `Failed`).
@@ -176,9 +236,8 @@ extension DBusMessage {
         var name = error.name.rawValue
         if (try? LibDBus.validate(name, as: .error)) == nil { name = DBusError.Name.failed.rawValue }
         let text = error.message.utf8.contains(0) ? String(error.message.prefix { $0 != "\0" }) : error.message
-        return try withRaw { (call) throws(DBusMarshalError) in
-            DBusMessage(adopting: try LibDBus.newError(to: call, name: name, message: text))
-        }
+        let raw = try LibDBus.newError(replySerial: serial, destination: sender, name: name)
+        return try DBusMessage.filled(raw, [.string(text)])
     }
 
     private static func filled(_ raw: OpaquePointer, _ arguments: [DBusValue]) throws(DBusMarshalError) -> DBusMessage {

@@ -81,6 +81,12 @@ enum LibDBus {
         dbus_connection_can_send_type(connection, Int32(UInt8(ascii: "h"))) != 0
     }
 
+    /// The connection's socket, or nil for a transport without one.
+    static func socketFD(_ connection: OpaquePointer) -> Int32? {
+        var fd: Int32 = -1
+        return dbus_connection_get_socket(connection, &fd) != 0 && fd >= 0 ? fd : nil
+    }
+
     static func isConnected(_ connection: OpaquePointer) -> Bool {
         dbus_connection_get_is_connected(connection) != 0
     }
@@ -134,17 +140,36 @@ enum LibDBus {
         return message
     }
 
-    static func newMethodReturn(to call: OpaquePointer) throws(DBusMarshalError) -> OpaquePointer {
-        guard let message = dbus_message_new_method_return(call) else { throw .outOfMemory }
+    /// A method return answering the call with serial `replySerial` from `destination`, as
+    /// `dbus_message_new_method_return` makes one (no reply expected to it).
+    static func newMethodReturn(replySerial: UInt32, destination: String?) throws(DBusMarshalError) -> OpaquePointer {
+        try newReply(DBUS_MESSAGE_TYPE_METHOD_RETURN, replySerial: replySerial, destination: destination)
+    }
+
+    /// An error reply named `name` (a valid error name) answering the call with serial `replySerial`; its text is
+    /// for the caller to append.
+    static func newError(
+        replySerial: UInt32, destination: String?, name: String
+    ) throws(DBusMarshalError) -> OpaquePointer {
+        let message = try newReply(DBUS_MESSAGE_TYPE_ERROR, replySerial: replySerial, destination: destination)
+        guard dbus_message_set_error_name(message, name) != 0 else {
+            dbus_message_unref(message)
+            throw .outOfMemory
+        }
         return message
     }
 
-    static func newError(
-        to call: OpaquePointer, name: String, message text: String
-    ) throws(DBusMarshalError)
-        -> OpaquePointer
-    {
-        guard let message = dbus_message_new_error(call, name, text) else { throw .outOfMemory }
+    private static func newReply(
+        _ type: Int32, replySerial: UInt32, destination: String?
+    ) throws(DBusMarshalError) -> OpaquePointer {
+        guard let message = dbus_message_new(type) else { throw .outOfMemory }
+        dbus_message_set_no_reply(message, 1)
+        guard dbus_message_set_reply_serial(message, replySerial) != 0,
+            destination.map({ dbus_message_set_destination(message, $0) != 0 }) ?? true
+        else {
+            dbus_message_unref(message)
+            throw .outOfMemory
+        }
         return message
     }
 
