@@ -10,6 +10,8 @@ struct WireWriter {
         case replySerial(UInt32)
         case destination(String)
         case sender(String)
+        case signature(String)
+        case unixFDs(UInt32)
     }
 
     private(set) var bytes: [UInt8] = []
@@ -90,6 +92,8 @@ struct WireWriter {
                 case .replySerial(let serial): array.field(5, "u") { $0.uint32(serial) }
                 case .destination(let text): array.field(6, "s") { $0.string(text) }
                 case .sender(let text): array.field(7, "s") { $0.string(text) }
+                case .signature(let text): array.field(8, "g") { $0.signature(text) }
+                case .unixFDs(let count): array.field(9, "u") { $0.uint32(count) }
                 }
             }
             if let signature {

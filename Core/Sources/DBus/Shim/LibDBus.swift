@@ -59,9 +59,13 @@ enum LibDBus {
         case .session: connection = try withError { dbus_bus_get_private(DBUS_BUS_SESSION, $0) }
         case .address(let address, let register):
             connection = try withError { dbus_connection_open_private(address, $0) }
-            if let connection, register {
+            if let connection {
                 do {
-                    _ = try withError { dbus_bus_register(connection, $0) }
+                    if register {
+                        _ = try withError { dbus_bus_register(connection, $0) }
+                    } else {
+                        try authenticate(connection)
+                    }
                 } catch {
                     closeAndUnref(connection)
                     throw error
@@ -71,6 +75,28 @@ enum LibDBus {
         guard let connection else { throw DBusError(.noMemory, "libdbus returned no connection") }
         dbus_connection_set_exit_on_disconnect(connection, 0)
         return connection
+    }
+
+    /// Completes the authentication of a connection opened without registering on a bus (blocking, like the
+    /// registration), so that the socket holds nothing but messages when the driver takes reading over.
+    private static func authenticate(
+        _ connection: OpaquePointer, within timeout: Duration = .seconds(25)
+    )
+        throws(DBusError)
+    {
+        let deadline = ContinuousClock.now + timeout
+        while dbus_connection_get_is_authenticated(connection) == 0 {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard dbus_connection_get_is_connected(connection) != 0 else {
+                throw DBusError(.authFailed, "the peer closed the connection while authenticating")
+            }
+            guard remaining > .zero else {
+                throw DBusError(.timedOut, "authentication did not complete within \(timeout)")
+            }
+            let milliseconds =
+                remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+            _ = dbus_connection_read_write(connection, Int32(clamping: max(1, milliseconds)))
+        }
     }
 
     static func uniqueName(_ connection: OpaquePointer) -> String? {

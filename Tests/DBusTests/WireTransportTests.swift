@@ -1,0 +1,222 @@
+import DBus
+import Glibc
+import IO
+import Synchronization
+import Testing
+
+/// The connection's own socket reader against a peer that is not a bus and writes as it likes: a message in
+/// single bytes, one with a file descriptor, then bytes that are not D-Bus.
+@Suite("A connection's socket reader against a raw peer")
+struct WireTransportTests {
+    @Test(
+        "a call written one byte at a time and one carrying a file descriptor are answered; bytes that are not D-Bus close the connection and fail what is pending"
+    )
+    func rawPeer() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/peer.sock"
+        let peer = try RawPeer(path: path)
+        let connection = try await DBusConnection.connect(address: "unix:path=\(path)", registerOnBus: false)
+        try connection.objects.export(Fixture.path, interfaces: [Fixture.testInterface()])
+        #expect(connection.canPassUnixFDs)
+
+        let outcome = await peer.finished()
+        #expect(outcome.replies == ["one", "fd-ok"], "\(outcome)")
+        #expect(outcome.error == nil, "\(outcome)")
+        // The connection saw the garbage and hung up (the peer read its end of stream); it then finishes closing.
+        #expect(outcome.sawEndOfStream)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !connection.isClosed && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(connection.isClosed)
+        await #expect(throws: DBusError.self) {
+            _ = try await connection.call(
+                destination: nil, path: Fixture.path, interface: Fixture.interface, member: "Sender")
+        }
+    }
+}
+
+/// A temporary directory removed when released.
+private final class TemporaryDirectory: Sendable {
+    let path: String
+
+    init() throws {
+        var template = Array("/tmp/bleagent-wire-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw DBusError(.failed, "mkdtemp failed") }
+        path = String(cString: made)
+    }
+
+    deinit {
+        _ = unlink(path + "/peer.sock")
+        _ = rmdir(path)
+    }
+}
+
+/// A peer on a Unix socket, on a thread of its own with blocking I/O: accepts one client, authenticates it (EXTERNAL,
+/// descriptors agreed), then calls `EchoVariant` written one byte at a time, `ReadFD` with a pipe whose other end
+/// holds `fd-ok`, reads both replies, writes 16 bytes that are not a message and reads until the client hangs up.
+private final class RawPeer: Sendable {
+    struct Outcome: Sendable {
+        var replies: [String] = []
+        var sawEndOfStream = false
+        var error: String?
+    }
+
+    private let result = Mutex<Outcome?>(nil)
+    private let done: AsyncStream<Void>
+    private let signal: AsyncStream<Void>.Continuation
+
+    init(path: String) throws {
+        (done, signal) = AsyncStream.makeStream(of: Void.self)
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        try UnixSocket.bind(FileDescriptor(rawValue: listener), to: path)
+        guard listen(listener, 1) == 0 else { throw DBusError(.failed, "listen failed") }
+        try IOThread.spawn(name: "raw-peer") { [self] in
+            var outcome = Outcome()
+            do {
+                try RawPeer.serve(listener, &outcome)
+            } catch {
+                outcome.error = "\(error)"
+            }
+            close(listener)
+            result.withLock { $0 = outcome }
+            signal.finish()
+        }
+    }
+
+    /// What the peer saw, once it is done.
+    func finished() async -> Outcome {
+        for await _ in done {}
+        return result.withLock { $0 } ?? Outcome(error: "no outcome")
+    }
+
+    private static func serve(_ listener: Int32, _ outcome: inout Outcome) throws {
+        let client = accept(listener, nil, nil)
+        guard client >= 0 else { throw DBusError(.failed, "accept failed") }
+        defer { close(client) }
+        // A client that never answers fails the test after 30 s instead of hanging it.
+        var patience = timeval(tv_sec: 30, tv_usec: 0)
+        _ = setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
+        try authenticate(client)
+
+        let echo = try DBusMessage.methodCall(
+            destination: nil, path: Fixture.path, interface: Fixture.interface, member: "EchoVariant",
+            arguments: [.variant(.string("one"))]
+        ).wireBytes(serial: 1)
+        for byte in echo { try write(client, [byte]) }
+        outcome.replies.append(try replyText(readMessage(client)))
+
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { throw DBusError(.failed, "pipe failed") }
+        try write(pipeEnds[1], Array("fd-ok".utf8))
+        close(pipeEnds[1])
+        let readFD = WireWriter.message(
+            type: 1, serial: 2,
+            fields: [
+                .path(Fixture.path.rawValue), .interface(Fixture.interface), .member("ReadFD"), .signature("h"),
+                .unixFDs(1),
+            ],
+            signature: nil, body: { $0.uint32(0) })
+        try sendWithDescriptor(client, readFD, pipeEnds[0])
+        close(pipeEnds[0])
+        outcome.replies.append(try replyText(readMessage(client)))
+
+        try write(client, Array(repeating: UInt8(ascii: "x"), count: 16))
+        var byte: UInt8 = 0
+        while true {
+            let count = read(client, &byte, 1)
+            if count == 0 { break }
+            guard count > 0 else { throw DBusError(.failed, "read failed after the garbage: errno \(errno)") }
+        }
+        outcome.sawEndOfStream = true
+    }
+
+    /// The server side of the SASL exchange libdbus's client starts: a NUL, `AUTH EXTERNAL <uid>`,
+    /// `NEGOTIATE_UNIX_FD`, `BEGIN`.
+    private static func authenticate(_ fd: Int32) throws {
+        while true {
+            var line = try readLine(fd)
+            while line.first == 0 { line.removeFirst() }
+            let text = String(decoding: line, as: UTF8.self)
+            if text.hasPrefix("AUTH") {
+                try write(fd, Array("OK 0123456789abcdef0123456789abcdef\r\n".utf8))
+            } else if text == "NEGOTIATE_UNIX_FD" {
+                try write(fd, Array("AGREE_UNIX_FD\r\n".utf8))
+            } else if text == "BEGIN" {
+                return
+            } else {
+                try write(fd, Array("ERROR\r\n".utf8))
+            }
+        }
+    }
+
+    private static func readLine(_ fd: Int32) throws -> [UInt8] {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while !(line.count >= 2 && line[line.count - 2] == 13 && line[line.count - 1] == 10) {
+            guard read(fd, &byte, 1) == 1 else { throw DBusError(.failed, "the client hung up while authenticating") }
+            line.append(byte)
+        }
+        return Array(line.dropLast(2))
+    }
+
+    private static func readExactly(_ fd: Int32, _ count: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, count - filled) }
+            guard got > 0 else { throw DBusError(.failed, "the client hung up mid-message") }
+            filled += got
+        }
+        return bytes
+    }
+
+    /// One whole little-endian message from the client.
+    private static func readMessage(_ fd: Int32) throws -> DBusMessage {
+        let fixed = try readExactly(fd, 16)
+        func word(_ offset: Int) -> Int { fixed[offset..<(offset + 4)].reversed().reduce(0) { $0 << 8 | Int($1) } }
+        let length = ((16 + word(12) + 7) & ~7) + word(4)
+        return try DBusMessage(wireBytes: fixed + readExactly(fd, length - 16))
+    }
+
+    private static func replyText(_ message: DBusMessage) throws -> String {
+        guard message.kind == .methodReturn else { throw DBusError(.failed, "not a reply: \(message)") }
+        switch try message.arguments().first {
+        case .variant(.string(let text))?: return text
+        case .bytes(let bytes)?: return String(decoding: bytes, as: UTF8.self)
+        default: throw DBusError(.failed, "unexpected reply \(message)")
+        }
+    }
+
+    private static func write(_ fd: Int32, _ bytes: [UInt8]) throws {
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == bytes.count else { throw DBusError(.failed, "short write") }
+    }
+
+    /// `bytes` in one sendmsg with `descriptor` attached (SCM_RIGHTS).
+    private static func sendWithDescriptor(_ fd: Int32, _ bytes: [UInt8], _ descriptor: Int32) throws {
+        // struct cmsghdr { size_t cmsg_len; int cmsg_level; int cmsg_type; } followed by one int, padded to 8.
+        let headerLength = MemoryLayout<Int>.size + 2 * MemoryLayout<Int32>.size
+        var control = [UInt8](repeating: 0, count: headerLength + 8)
+        control.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: headerLength + MemoryLayout<Int32>.size, toByteOffset: 0, as: Int.self)
+            raw.storeBytes(of: SOL_SOCKET, toByteOffset: MemoryLayout<Int>.size, as: Int32.self)
+            raw.storeBytes(
+                of: Int32(SCM_RIGHTS), toByteOffset: MemoryLayout<Int>.size + MemoryLayout<Int32>.size, as: Int32.self)
+            raw.storeBytes(of: descriptor, toByteOffset: headerLength, as: Int32.self)
+        }
+        var payload = bytes
+        let sent = payload.withUnsafeMutableBytes { data in
+            control.withUnsafeMutableBytes { controlBytes in
+                var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
+                return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                    var header = msghdr()
+                    header.msg_iov = vectorPointer
+                    header.msg_iovlen = 1
+                    header.msg_control = controlBytes.baseAddress
+                    header.msg_controllen = controlBytes.count
+                    return sendmsg(fd, &header, 0)
+                }
+            }
+        }
+        guard sent == bytes.count else { throw DBusError(.failed, "sendmsg failed: errno \(errno)") }
+    }
+}
