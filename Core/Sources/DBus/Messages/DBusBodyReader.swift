@@ -132,7 +132,7 @@ public struct DBusBodyReader {
     /// Runs `body` with a cursor on the first argument of the body of `message`.
     static func reading<R>(_ message: WireMessage, _ body: (DBusBodyReader) -> R) -> R {
         message.withBytes { bytes in
-            let header = message.header
+            let header = message.layout
             var cursor = WireCursor(
                 position: header.bodyStart, limit: header.length, type: header.signatureRange.lowerBound,
                 typeEnd: header.signatureRange.upperBound, isArray: false, depth: 0, bytes: bytes)

@@ -76,9 +76,8 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
         wire = nil
     }
 
-    /// Wraps a message read in wire form (its header already checked).
-    init(wire: WireMessage) {
-        let header = wire.header
+    /// Wraps a message read in wire form, with its header (already checked).
+    init(wire: WireMessage, header: WireHeader) {
         kind =
             switch Int32(header.type) {
             case LibDBus.messageTypeMethodCall: .methodCall
@@ -118,14 +117,14 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
     /// - Throws: ``DBusMarshalError/invalidMessage(reason:)``, for example for a truncated message, a bad header
     ///   field or one that declares Unix file descriptors (bytes cannot carry them).
     public convenience init(wireBytes: [UInt8]) throws(DBusMarshalError) {
-        let message = try WireMessage(bytes: wireBytes)
-        guard message.header.unixFDs == 0 else {
+        let (message, header) = try WireMessage.read(wireBytes)
+        guard header.unixFDs == 0 else {
             throw .invalidMessage(reason: "the message declares Unix file descriptors, which bytes cannot carry")
         }
-        guard (1...4).contains(message.header.type) else {
-            throw .invalidMessage(reason: "message type \(message.header.type) is not one this version knows")
+        guard (1...4).contains(header.type) else {
+            throw .invalidMessage(reason: "message type \(header.type) is not one this version knows")
         }
-        self.init(wire: message)
+        self.init(wire: message, header: header)
     }
 
     /// Reads a message from its wire form with libdbus's own reader, which validates the whole body before anyone
@@ -155,7 +154,7 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
         if let wire { return DBusBodyReader.reading(wire, body) }
         // A message built here is read through its wire form, as a receiver would read it.
         let bytes = (try? wireBytes()) ?? []
-        return DBusBodyReader.reading((try? WireMessage(bytes: bytes)) ?? .empty, body)
+        return DBusBodyReader.reading((try? WireMessage.read(bytes))?.0 ?? .empty, body)
     }
 
     /// Decodes the body into typed values: `let (name, owner) = try message.decode(String.self, String.self)`.
@@ -177,7 +176,7 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
 
     /// Whether the body carries Unix file descriptors.
     var containsUnixFDs: Bool {
-        if let wire { return wire.header.unixFDs > 0 }
+        if let wire { return wire.layout.unixFDs > 0 }
         return withRaw { LibDBus.containsUnixFDs($0) } ?? false
     }
 

@@ -26,6 +26,21 @@ struct WireHeader {
     var bodyStart = 0
     var length = 0
 
+    /// Where a message's parts are: what reading its body needs once the header's names are taken.
+    struct Layout: Sendable {
+        var type: UInt8
+        var bodyStart: Int
+        var length: Int
+        var signatureRange: Range<Int>
+        var unixFDs: Int
+    }
+
+    /// The message's layout.
+    var layout: Layout {
+        Layout(
+            type: type, bodyStart: bodyStart, length: length, signatureRange: signatureRange, unixFDs: unixFDs)
+    }
+
     /// The fixed part every message starts with.
     static let fixedLength = 16
     /// The `NO_REPLY_EXPECTED` flag.
@@ -165,7 +180,7 @@ struct WireHeader {
         case 8:
             try expect("g")
             guard let range = bytes.signatureRange(at: value, limit: end), WireSignature.isValid(bytes, range),
-                let text = bytes.text(range)
+                let text = bytes.text(range, in: .signatures)
             else { throw .invalidMessage(reason: "invalid body signature in the header") }
             signature = text
             signatureRange = range

@@ -1,15 +1,16 @@
 import Glibc
 
-/// A received message in wire form: its bytes, its header (read and checked when the message is made) and the Unix
-/// file descriptors that travelled with it, which it owns and closes when released.
+/// A received message in wire form: its bytes, where its parts are (from its header, read and checked when the
+/// message is made; the header's names go to the ``DBusMessage``) and the Unix file descriptors that travelled with
+/// it, which it owns and closes when released.
 final class WireMessage: Sendable {
     let bytes: [UInt8]
-    let header: WireHeader
+    let layout: WireHeader.Layout
     private let fds: [Int32]
 
     /// Reads the header of `bytes`, one complete message; takes ownership of `fds` (closed if it throws), which
     /// the body's `h` values index.
-    convenience init(bytes: [UInt8], fds: [Int32] = []) throws(DBusMarshalError) {
+    static func read(_ bytes: [UInt8], fds: [Int32] = []) throws(DBusMarshalError) -> (WireMessage, WireHeader) {
         let header: WireHeader
         do {
             header = try Self.header(of: bytes)
@@ -17,13 +18,13 @@ final class WireMessage: Sendable {
             for fd in fds { _ = Glibc.close(fd) }
             throw error
         }
-        self.init(bytes: bytes, header: header, fds: fds)
+        return (WireMessage(bytes: bytes, layout: header.layout, fds: fds), header)
     }
 
-    /// Wraps `bytes` whose `header` was read with ``header(of:)``; takes ownership of `fds`.
-    init(bytes: [UInt8], header: WireHeader, fds: [Int32]) {
+    /// Wraps `bytes` whose header was read with ``header(of:)``; takes ownership of `fds`.
+    init(bytes: [UInt8], layout: WireHeader.Layout, fds: [Int32]) {
         self.bytes = bytes
-        self.header = header
+        self.layout = layout
         self.fds = fds
     }
 
@@ -46,7 +47,7 @@ final class WireMessage: Sendable {
             5, 1, UInt8(ascii: "u"), 0, 1, 0, 0, 0,
         ]
         // These bytes are a valid message (a test reads them).
-        return try! WireMessage(bytes: bytes)
+        return try! WireMessage.read(bytes).0
     }()
 
     deinit {
@@ -73,8 +74,8 @@ final class WireMessage: Sendable {
     func arguments(_ signature: DBusSignature) throws(DBusMarshalError) -> [DBusValue] {
         let result = withBytes { bytes -> Result<[DBusValue], DBusMarshalError> in
             Result { () throws(DBusMarshalError) in
-                var reader = WireValueReader(bytes: bytes, message: self, limit: header.length)
-                return try reader.body(signature, from: header.bodyStart)
+                var reader = WireValueReader(bytes: bytes, message: self, limit: layout.length)
+                return try reader.body(signature, from: layout.bodyStart)
             }
         }
         return try result.get()

@@ -93,9 +93,9 @@ struct WireSocketReader: ~Copyable {
             guard header.unixFDs <= fds.count else {
                 return "a message declares \(header.unixFDs) file descriptors and \(fds.count) came"
             }
-            let owned = WireMessage(bytes: bytes, header: header, fds: Array(fds.prefix(header.unixFDs)))
+            let owned = WireMessage(bytes: bytes, layout: header.layout, fds: Array(fds.prefix(header.unixFDs)))
             fds.removeFirst(header.unixFDs)
-            if (1...4).contains(owned.header.type) { deliver(DBusMessage(wire: owned)) }
+            if (1...4).contains(header.type) { deliver(DBusMessage(wire: owned, header: header)) }
         }
         return nil
     }
