@@ -18,6 +18,8 @@ struct WireTransportTests {
         let connection = try await DBusConnection.connect(address: "unix:path=\(path)", registerOnBus: false)
         try connection.objects.export(Fixture.path, interfaces: [Fixture.testInterface()])
         #expect(connection.canPassUnixFDs)
+        // The peer calls once it hears that the object is there.
+        try connection.emitSignal(path: Fixture.path, interface: Fixture.interface, member: "Ready")
 
         let outcome = await peer.finished()
         #expect(outcome.replies == ["one", "fd-ok"], "\(outcome)")
@@ -51,7 +53,7 @@ private final class TemporaryDirectory: Sendable {
 }
 
 /// A peer on a Unix socket, on a thread of its own with blocking I/O: accepts one client, authenticates it (EXTERNAL,
-/// descriptors agreed), then calls `EchoVariant` written one byte at a time, `ReadFD` with a pipe whose other end
+/// descriptors agreed), waits for the client's `Ready` signal, then calls `EchoVariant` written one byte at a time, `ReadFD` with a pipe whose other end
 /// holds `fd-ok`, reads both replies, writes 16 bytes that are not a message and reads until the client hangs up.
 private final class RawPeer: Sendable {
     struct Outcome: Sendable {
@@ -96,6 +98,8 @@ private final class RawPeer: Sendable {
         var patience = timeval(tv_sec: 30, tv_usec: 0)
         _ = setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
         try authenticate(client)
+        let ready = try readMessage(client)
+        guard ready.member == "Ready" else { throw DBusError(.failed, "expected Ready, got \(ready)") }
 
         let echo = try DBusMessage.methodCall(
             destination: nil, path: Fixture.path, interface: Fixture.interface, member: "EchoVariant",
