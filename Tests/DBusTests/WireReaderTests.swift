@@ -216,6 +216,16 @@ struct WireReaderTests {
         #expect(entered == 64)
     }
 
+    @Test(
+        "a message of a type the specification does not define is refused here (a connection drops it), though libdbus reads it"
+    )
+    func unknownType() throws {
+        var bytes = try DBusMessage.signal(path: .root, interface: "org.bleagent.Wire", member: "Future").wireBytes()
+        bytes[1] = 252
+        #expect(throws: DBusMarshalError.self) { try DBusMessage(wireBytes: bytes) }
+        _ = try DBusMessage(libdbusWireBytes: bytes)
+    }
+
     @Test("the message a body reader uses when one cannot be put in wire form is itself valid")
     func emptyMessage() throws {
         let bytes: [UInt8] = [

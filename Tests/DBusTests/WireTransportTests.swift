@@ -29,6 +29,7 @@ struct WireTransportTests {
         let deadline = ContinuousClock.now + .seconds(30)
         while !connection.isClosed && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         #expect(connection.isClosed)
+        #expect(connection.closeReason?.contains("byte order") == true, "\(connection.closeReason ?? "no reason")")
         await #expect(throws: DBusError.self) {
             _ = try await connection.call(
                 destination: nil, path: Fixture.path, interface: Fixture.interface, member: "Sender")

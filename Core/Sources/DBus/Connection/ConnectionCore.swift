@@ -9,6 +9,7 @@ import Synchronization
 final class ConnectionCore: Sendable {
     private struct Lifecycle {
         var closed = false
+        var reason: String?
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -32,6 +33,16 @@ final class ConnectionCore: Sendable {
     func makeCallID() -> UInt64 { nextCallID.wrappingAdd(1, ordering: .relaxed).oldValue }
 
     var isClosed: Bool { lifecycle.withLock { $0.closed } }
+
+    /// Why the connection's reading ended, when it was not a plain end of stream or close.
+    var closeReason: String? { lifecycle.withLock { $0.reason } }
+
+    /// Records why reading ended (owner thread); the first reason stays.
+    func recordCloseReason(_ reason: String) {
+        lifecycle.withLock { state in
+            if state.reason == nil { state.reason = reason }
+        }
+    }
 
     /// Marks the connection closed and wakes everyone waiting for it (owner thread, last step).
     func markClosed() {

@@ -190,7 +190,10 @@ final class ConnectionDriver: Sendable {
             reader?.read { receive($0) }
         }
         endBatch()
-        if case .closed = outcome { state.withLock { $0.disconnected = true } }
+        if case .closed(let reason) = outcome {
+            core.recordCloseReason(reason)
+            state.withLock { $0.disconnected = true }
+        }
     }
 
     /// Tells the signal handlers that a run of messages ended (they wake their consumers once per run), at once

@@ -54,6 +54,10 @@ public final class DBusConnection: Sendable {
     /// Whether the connection has been closed or lost.
     public var isClosed: Bool { core.isClosed }
 
+    /// Why the connection stopped reading, once it has: the peer closed it, a read failed, or the peer sent bytes
+    /// that are not D-Bus (the check that failed). Nil while reading, and after ``close()``.
+    public var closeReason: String? { core.closeReason }
+
     /// Closes the connection: messages already queued get a short grace period to be written, pending calls fail
     /// with ``DBusError/Name/disconnected``, signal streams end. Returns once the connection is released.
     public func close() async {

@@ -64,7 +64,7 @@ struct WireSocketReader: ~Copyable {
         if truncated != 0 || fds.count > Self.maximumPendingFDs {
             return .closed("file descriptors sent with a message were lost")
         }
-        if result == 0 { return .closed("the bus closed the connection") }
+        if result == 0 { return .closed("the peer closed the connection") }
         end += result
         if let reason = deliverComplete(deliver) { return .closed(reason) }
         return result == room ? .more : .drained
