@@ -226,6 +226,20 @@ struct WireReaderTests {
         _ = try DBusMessage(libdbusWireBytes: bytes)
     }
 
+    @Test("a received message is refused, with a clear error, when it is sent or called again")
+    func receivedMessagesAreNotResent() async throws {
+        let received = try DBusMessage(
+            wireBytes: try DBusMessage.methodCall(
+                destination: "org.bluez", path: .root, interface: "org.bluez.Adapter1", member: "StartDiscovery"
+            ).wireBytes())
+        try await PrivateBus.with { bus in
+            let connection = try await bus.connect()
+            #expect(throws: DBusError.self) { try connection.send(received) }
+            await #expect(throws: DBusError.self) { _ = try await connection.call(received) }
+            await connection.close()
+        }
+    }
+
     @Test("the message a body reader uses when one cannot be put in wire form is itself valid")
     func emptyMessage() throws {
         let bytes: [UInt8] = [

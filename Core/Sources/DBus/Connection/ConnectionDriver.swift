@@ -133,7 +133,11 @@ final class ConnectionDriver: Sendable {
             guard LibDBus.serial(raw) == 0 else { return nil }
             return LibDBus.send(connection, raw)
         }
-        guard let serial = sent ?? nil, state.withLock({ $0.pending[serial] == nil }) else {
+        guard let sent else {
+            request.continuation.resume(throwing: DBusMessage.receivedMessageError)
+            return
+        }
+        guard let serial = sent, state.withLock({ $0.pending[serial] == nil }) else {
             request.continuation.resume(
                 throwing: DBusError(.invalidArgs, "the call could not be queued (a message can be called only once)"))
             return

@@ -99,6 +99,7 @@ public final class DBusConnection: Sendable {
     /// and waits for its reply (see the other `call` for what it throws).
     public func call(_ message: DBusMessage, timeout: Duration = .seconds(25)) async throws -> DBusMessage {
         guard message.kind == .methodCall else { throw DBusError(.invalidArgs, "only method calls can be called") }
+        guard !message.isReceived else { throw DBusMessage.receivedMessageError }
         if !canPassUnixFDs, message.containsUnixFDs { throw DBusMarshalError.fileDescriptorsUnsupported }
         let id = core.makeCallID()
         let cancellation = CancellationFlag()
@@ -119,6 +120,7 @@ public final class DBusConnection: Sendable {
 
     /// Sends a message without waiting for anything (a signal, or a method call that expects no reply).
     public func send(_ message: DBusMessage) throws {
+        guard !message.isReceived else { throw DBusMessage.receivedMessageError }
         if !canPassUnixFDs, message.containsUnixFDs { throw DBusMarshalError.fileDescriptorsUnsupported }
         guard core.mailbox.post(.send(message)) else { throw DBusError.disconnected() }
     }

@@ -174,6 +174,13 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
         return DBusError(DBusError.Name(rawValue: errorName ?? DBusError.Name.failed.rawValue), text)
     }
 
+    /// Whether the message was read from its wire form (a received one), which is not sent again.
+    var isReceived: Bool { wire != nil }
+
+    /// The error for sending a received message: build a new one instead.
+    static let receivedMessageError = DBusError(
+        .invalidArgs, "a received message cannot be sent again; build a new one with the same contents")
+
     /// Whether the body carries Unix file descriptors.
     var containsUnixFDs: Bool {
         if let wire { return wire.layout.unixFDs > 0 }

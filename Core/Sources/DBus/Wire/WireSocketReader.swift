@@ -6,8 +6,8 @@ import Glibc
 ///
 /// One ``read(_:)`` makes one `recvmsg` of up to ``chunk`` bytes (more only while a larger message is being
 /// assembled) and hands every message it completes to its caller at once, so the socket itself is the only queue
-/// between the bus and the connection's dispatch: when dispatch falls behind, the bus's sends to this connection
-/// block, not this process's memory. Descriptors wait in arrival order until the message whose header counts them
+/// between the bus and the connection's dispatch: when dispatch falls behind, what the bus has to send waits in the
+/// bus (within its own limits), not in this process's memory. Descriptors wait in arrival order until the message whose header counts them
 /// (`UNIX_FDS`) is complete; the kernel delivers them with that message's first byte.
 struct WireSocketReader: ~Copyable {
     /// What one read found.
