@@ -49,17 +49,15 @@ public enum BodyRendering {
         case .variant(let inner): "v[" + render(inner) + "]"
         }
     }
-}
 
-extension DBusValue {
-    /// Whether a Unix file descriptor is inside (bytes cannot carry one).
-    public var containsUnixFD: Bool {
-        switch self {
+    /// Whether a Unix file descriptor is inside `value` (bytes cannot carry one).
+    public static func containsUnixFD(_ value: DBusValue) -> Bool {
+        switch value {
         case .unixFD: true
-        case .array(_, let elements): elements.contains { $0.containsUnixFD }
-        case .dictionary(_, _, let entries): entries.contains { $0.key.containsUnixFD || $0.value.containsUnixFD }
-        case .structure(let fields): fields.contains { $0.containsUnixFD }
-        case .variant(let inner): inner.containsUnixFD
+        case .array(_, let elements): elements.contains(where: containsUnixFD)
+        case .dictionary(_, _, let entries): entries.contains { containsUnixFD($0.key) || containsUnixFD($0.value) }
+        case .structure(let fields): fields.contains(where: containsUnixFD)
+        case .variant(let inner): containsUnixFD(inner)
         default: false
         }
     }

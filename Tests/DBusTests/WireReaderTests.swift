@@ -12,7 +12,7 @@ struct WireReaderTests {
 
     @Test("every value type reads as libdbus reads it, both as values and through the body cursor")
     func valuesAgree() throws {
-        for value in RoundTripTests.samples where !value.containsUnixFD {
+        for value in RoundTripTests.samples where !BodyRendering.containsUnixFD(value) {
             let bytes = try DBusMessage.signal(
                 path: .root, interface: "org.bleagent.Wire", member: "Sample",
                 arguments: [.string("before"), value, .uint32(7)]
