@@ -53,31 +53,16 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
     private let wire: WireMessage?
 
     /// Adopts one reference to a libdbus message.
-    init(adopting raw: OpaquePointer) {
-        let headers = LibDBus.headers(raw)
-        kind =
-            switch headers.type {
-            case LibDBus.messageTypeMethodCall: .methodCall
-            case LibDBus.messageTypeMethodReturn: .methodReturn
-            case LibDBus.messageTypeError: .error
-            default: .signal
-            }
-        serial = headers.serial
-        replySerial = headers.replySerial
-        path = headers.path.map(ObjectPath.init(trusted:))
-        interface = headers.interface
-        member = headers.member
-        errorName = headers.errorName
-        sender = headers.sender
-        destination = headers.destination
-        signature = DBusSignature(trusted: headers.signature)
-        noReplyExpected = headers.noReply
-        self.raw = raw
-        wire = nil
+    convenience init(adopting raw: OpaquePointer) {
+        self.init(header: LibDBus.headers(raw), raw: raw, wire: nil)
     }
 
     /// Wraps a message read in wire form, with its header (already checked).
-    init(wire: WireMessage, header: WireHeader) {
+    convenience init(wire: WireMessage, header: WireHeader) {
+        self.init(header: header, raw: nil, wire: wire)
+    }
+
+    private init(header: WireHeader, raw: OpaquePointer?, wire: WireMessage?) {
         kind =
             switch Int32(header.type) {
             case LibDBus.messageTypeMethodCall: .methodCall
@@ -95,7 +80,7 @@ public final class DBusMessage: Sendable, CustomStringConvertible {
         destination = header.destination
         signature = DBusSignature(trusted: header.signature)
         noReplyExpected = header.flags & WireHeader.noReplyExpected != 0
-        raw = nil
+        self.raw = raw
         self.wire = wire
     }
 

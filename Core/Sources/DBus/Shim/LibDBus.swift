@@ -251,35 +251,22 @@ enum LibDBus {
         return UnsafeRawBufferPointer(start: data, count: Int(length)).map { $0 }
     }
 
-    /// The header fields of a message, copied into Swift.
-    struct Headers {
-        var type: Int32
-        var serial: UInt32
-        var replySerial: UInt32
-        var path: String?
-        var interface: String?
-        var member: String?
-        var errorName: String?
-        var sender: String?
-        var destination: String?
-        var signature: String
-        var noReply: Bool
-    }
-
-    static func headers(_ message: OpaquePointer) -> Headers {
+    /// The header fields of a message, copied into Swift (the layout fields of a ``WireHeader`` stay unset).
+    static func headers(_ message: OpaquePointer) -> WireHeader {
         func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
-        return Headers(
-            type: dbus_message_get_type(message),
-            serial: dbus_message_get_serial(message),
-            replySerial: dbus_message_get_reply_serial(message),
-            path: text(dbus_message_get_path(message)),
-            interface: dbus_message_get_interface(message).map { DBusNameTable.standard.string($0) },
-            member: dbus_message_get_member(message).map { DBusNameTable.standard.string($0) },
-            errorName: text(dbus_message_get_error_name(message)),
-            sender: text(dbus_message_get_sender(message)),
-            destination: text(dbus_message_get_destination(message)),
-            signature: text(dbus_message_get_signature(message)) ?? "",
-            noReply: dbus_message_get_no_reply(message) != 0)
+        var header = WireHeader(
+            type: UInt8(truncatingIfNeeded: dbus_message_get_type(message)),
+            flags: dbus_message_get_no_reply(message) != 0 ? WireHeader.noReplyExpected : 0,
+            serial: dbus_message_get_serial(message))
+        header.replySerial = dbus_message_get_reply_serial(message)
+        header.path = text(dbus_message_get_path(message))
+        header.interface = dbus_message_get_interface(message).map { DBusNameTable.standard.string($0) }
+        header.member = dbus_message_get_member(message).map { DBusNameTable.standard.string($0) }
+        header.errorName = text(dbus_message_get_error_name(message))
+        header.sender = text(dbus_message_get_sender(message))
+        header.destination = text(dbus_message_get_destination(message))
+        header.signature = text(dbus_message_get_signature(message)) ?? ""
+        return header
     }
 
     // MARK: Validation (libdbus's own rules, without its abort-on-bad-argument checks)

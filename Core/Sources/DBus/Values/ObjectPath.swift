@@ -25,8 +25,10 @@ public struct ObjectPath: Sendable, Hashable, Comparable, CustomStringConvertibl
     public static func < (lhs: ObjectPath, rhs: ObjectPath) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// Whether `text` is a valid object path.
-    public static func isValid(_ text: String) -> Bool {
-        let bytes = text.utf8
+    public static func isValid(_ text: String) -> Bool { isValid(bytes: text.utf8) }
+
+    /// Whether `bytes` spell a valid object path (the one rule, for text and for bytes read from a message).
+    static func isValid<Bytes: Collection<UInt8>>(bytes: Bytes) -> Bool {
         guard bytes.first == UInt8(ascii: "/") else { return false }
         if bytes.count == 1 { return true }
         var previousWasSlash = false

@@ -13,21 +13,7 @@ enum WireNames {
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     /// `/`, or `/`-separated non-empty elements of `[A-Za-z0-9_]` with no trailing `/`.
-    static func isObjectPath(_ text: UnsafeRawBufferPointer) -> Bool {
-        guard text.first == UInt8(ascii: "/") else { return false }
-        if text.count == 1 { return true }
-        var previousWasSlash = false
-        for byte in text {
-            if byte == UInt8(ascii: "/") {
-                if previousWasSlash { return false }
-                previousWasSlash = true
-            } else {
-                guard isLetterOrUnderscore(byte) || isDigit(byte) else { return false }
-                previousWasSlash = false
-            }
-        }
-        return !previousWasSlash
-    }
+    static func isObjectPath(_ text: UnsafeRawBufferPointer) -> Bool { ObjectPath.isValid(bytes: text) }
 
     /// A method or signal name: `[A-Za-z_][A-Za-z0-9_]*`, at most 255 bytes.
     static func isMember(_ text: UnsafeRawBufferPointer) -> Bool {
