@@ -43,6 +43,28 @@ struct HostileRequestProcessTests {
     }
 
     @Test(
+        "central.scan.start asked before bluetoothd is on the bus waits for the adapter's state to be known, then scans"
+    )
+    func scanBeforeBluetoothd() async throws {
+        let bus = try await PrivateBus.start()
+        defer { bus.stop() }
+        let config = RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics"))
+            .replacing(#""backend": "sim""#, with: #""backend": "bluez""#)
+        let agent = try await RunningAgent(config: config, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+        let client = try RawControlClient(path: agent.socketPath)
+        #expect(await client.call("events.subscribe", params: #"{"kinds":["discovered"]}"#)?["result"] != nil)
+        // No org.bluez yet: the manager's state is unknown until blesim (started below, which takes far longer
+        // than a request) is on the bus.
+        let started = Task { await client.call("central.scan.start", params: #"{"allowDuplicates":true}"#, id: 2) }
+        let blesim = try await BlesimProcess.start(address: bus.address)
+        defer { blesim.stop() }
+        let reply = await started.value
+        #expect(reply?["result"]?["scanning"] == true, "\(reply ?? .null)")
+        #expect(await client.event("discovered") != nil)
+        #expect(await agent.stop().status == 0)
+    }
+
+    @Test(
         "central.scan.start refuses wrong types and ranges with -32602 and the field's path, and a refused request leaves the running scan alone"
     )
     func scanParams() async throws {

@@ -177,6 +177,23 @@ public final class CentralControl: Sendable {
         return found
     }
 
+    /// How long `central.scan.start` waits for a state that is not known yet (`unknown`, `resetting`) to become known.
+    static let stateSettleTimeout = Duration.seconds(10)
+
+    /// Returns once `central`'s state is known (neither `unknown` nor `resetting`), or after `timeout`.
+    private static func settle(_ central: CentralManager, within timeout: Duration) async {
+        func isTransient(_ state: ManagerState) -> Bool { state == .unknown || state == .resetting }
+        guard isTransient(central.currentState) else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await state in central.stateUpdates() where !isTransient(state) { return }
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
     private func scanStart(_ call: MethodCall) async throws -> JSON {
         let services = call.arguments.uuids("services")
         var options = ScanOptions()
@@ -184,6 +201,9 @@ public final class CentralControl: Sendable {
         options.rssiThreshold = call.arguments.int("rssiThreshold").map { Int($0) }
         options.namePattern = call.arguments.string("namePattern")
         let duration = call.arguments.int("durationSeconds")
+        // Just after start-up (or while bluetoothd restarts) the adapter's state is not known yet: a scan asked for
+        // then waits for it, as the caller would have to, instead of failing with a state that is about to change.
+        await Self.settle(try running().0, within: Self.stateSettleTimeout)
         let (central, previous) = try running(stoppingScan: true)
         if let previous { scanEnded(previous, reason: "replaced") }
         if let refusal = central.currentState.refusal { throw BLEParams.rpc(refusal) }
