@@ -190,12 +190,12 @@ final class ConnectionDriver: Sendable {
 
     /// Reads the socket once and delivers what it completed (owner thread, when the socket is readable).
     private func readSocket() {
-        let outcome = reader.withLock { reader -> WireSocketReader.Outcome? in
+        let closed = reader.withLock { reader -> String? in
             reader?.read { receive($0) }
         }
         endBatch()
-        if case .closed(let reason) = outcome {
-            core.recordCloseReason(reason)
+        if let closed {
+            core.recordCloseReason(closed)
             state.withLock { $0.disconnected = true }
         }
     }

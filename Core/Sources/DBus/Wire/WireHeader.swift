@@ -46,8 +46,10 @@ struct WireHeader {
     /// The `NO_REPLY_EXPECTED` flag.
     static let noReplyExpected: UInt8 = 0x1
 
-    private static let localPath = Array("/org/freedesktop/DBus/Local".utf8)
-    private static let localInterface = Array("org.freedesktop.DBus.Local".utf8)
+    /// The path and interface libdbus reserves for messages a connection makes for itself (`Disconnected`);
+    /// never accepted from a peer.
+    private static let localPath = "/org/freedesktop/DBus/Local"
+    private static let localInterface = "org.freedesktop.DBus.Local"
 
     /// The whole length of the message whose first ``fixedLength`` bytes are `prefix`, or a reason it cannot be one.
     static func messageLength(_ prefix: UnsafeRawBufferPointer) -> Result<Int, DBusMarshalError> {
@@ -138,17 +140,13 @@ struct WireHeader {
             try expect("o")
             guard let range = bytes.stringRange(at: value, limit: end), WireNames.isObjectPath(bytes.buffer(range))
             else { throw .invalidMessage(reason: "invalid object path in the header") }
-            guard !bytes.buffer(range).elementsEqual(Self.localPath) else {
-                throw .invalidMessage(reason: "the reserved local path")
-            }
             path = bytes.text(range)
+            guard path != Self.localPath else { throw .invalidMessage(reason: "the reserved local path") }
             return range.upperBound + 1
         case 2:
             try expect("s")
             let (text, next) = try name(WireNames.isInterface, "interface")
-            guard text.utf8.count != Self.localInterface.count || !text.utf8.elementsEqual(Self.localInterface) else {
-                throw .invalidMessage(reason: "the reserved local interface")
-            }
+            guard text != Self.localInterface else { throw .invalidMessage(reason: "the reserved local interface") }
             interface = text
             return next
         case 3:

@@ -10,16 +10,6 @@ import Glibc
 /// bus (within its own limits), not in this process's memory. Descriptors wait in arrival order until the message whose header counts them
 /// (`UNIX_FDS`) is complete; the kernel delivers them with that message's first byte.
 struct WireSocketReader: ~Copyable {
-    /// What one read found.
-    enum Outcome {
-        /// The read filled the space it had: more may be waiting.
-        case more
-        /// Everything waiting was read.
-        case drained
-        /// The connection is over (end of stream, a read error, or bytes that are not D-Bus), with the reason.
-        case closed(String)
-    }
-
     /// Bytes asked for per read.
     static let chunk = 64 * 1024
     /// Descriptors kept waiting for their message at most (dbus-daemon passes at most 16 with one message).
@@ -38,8 +28,10 @@ struct WireSocketReader: ~Copyable {
     }
 
     /// Reads once and delivers each complete message, in order; messages of a type this version does not know are
-    /// dropped, as the specification asks.
-    mutating func read(_ deliver: (DBusMessage) -> Void) -> Outcome {
+    /// dropped, as the specification asks. Returns why the connection is over (end of stream, a read error, or
+    /// bytes that are not D-Bus), or nil while it goes on (the loop is level-triggered: what is left is read at the
+    /// next readiness).
+    mutating func read(_ deliver: (DBusMessage) -> Void) -> String? {
         makeRoom()
         let room = buffer.count - end
         var received: [Int32] = Array(repeating: -1, count: 64)
@@ -57,17 +49,16 @@ struct WireSocketReader: ~Copyable {
         } while result < 0 && errno == EINTR
         if result < 0 {
             let code = errno
-            if code == EAGAIN || code == EWOULDBLOCK { return .drained }
-            return .closed("reading the bus socket failed: \(String(cString: strerror(code)))")
+            if code == EAGAIN || code == EWOULDBLOCK { return nil }
+            return "reading the bus socket failed: \(String(cString: strerror(code)))"
         }
         fds.append(contentsOf: received.prefix(Int(count)))
         if truncated != 0 || fds.count > Self.maximumPendingFDs {
-            return .closed("file descriptors sent with a message were lost")
+            return "file descriptors sent with a message were lost"
         }
-        if result == 0 { return .closed("the peer closed the connection") }
+        if result == 0 { return "the peer closed the connection" }
         end += result
-        if let reason = deliverComplete(deliver) { return .closed(reason) }
-        return result == room ? .more : .drained
+        return deliverComplete(deliver)
     }
 
     /// Cuts complete messages off the front of the buffer; returns why the stream cannot go on, if it cannot.
