@@ -52,4 +52,26 @@ import Testing
         let broadcaster = AdvertisementData(device1: ["AdvertisingFlags": .bytes([0x04])])
         #expect(broadcaster.isConnectable == false)
     }
+
+    @Test("copies are values: setting a field of one leaves the other, and equality and hashing go by the fields")
+    func copiesAreIndependentValues() {
+        let original = AdvertisementData(
+            localName: "Tag", serviceUUIDs: [.battery], manufacturerData: [0x004C: [1, 2]], txPower: -4)
+        var copy = original
+        copy.localName = "Other"
+        copy.manufacturerData[0x004C] = [9]
+        #expect(original.localName == "Tag")
+        #expect(original.manufacturerData[0x004C] == [1, 2])
+        #expect(copy.localName == "Other" && copy.manufacturerData[0x004C] == [9])
+        #expect(copy.serviceUUIDs == [.battery] && copy.txPower == -4, "the fields not set are kept")
+
+        var rebuilt = copy
+        rebuilt.localName = "Tag"
+        rebuilt.manufacturerData[0x004C] = [1, 2]
+        #expect(rebuilt == original, "built separately, equal by the fields")
+        #expect(rebuilt.hashValue == original.hashValue)
+        #expect(Set([original, rebuilt, copy]).count == 2)
+        #expect(AdvertisementData(localName: nil) == AdvertisementData())
+        #expect(AdvertisementData(txPower: 0) != AdvertisementData())
+    }
 }

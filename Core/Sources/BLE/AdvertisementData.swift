@@ -3,23 +3,72 @@ import GATT
 /// What a discovered peripheral advertises, like Core Bluetooth's
 /// advertisement-data dictionary as a typed value. Built from BlueZ
 /// Device1 properties with ``init(device1:)``.
+///
+/// The fields live in one shared, immutable box: a copy of the value (each
+/// advertisement report passes one from the mirror through every scan's queue
+/// to its consumer) costs one reference count, however much the peripheral
+/// advertises. Setting a field replaces the box.
 public struct AdvertisementData: Hashable, Sendable {
+    /// The fields, compared and hashed as the value.
+    private struct Fields: Hashable, Sendable {
+        var localName: String?
+        var serviceUUIDs: [BluetoothUUID] = []
+        var manufacturerData: OrderedMap<UInt16, [UInt8]> = [:]
+        var serviceData: OrderedMap<BluetoothUUID, [UInt8]> = [:]
+        var txPower: Int?
+        var isConnectable: Bool?
+    }
+
+    /// Holds the fields; never changed once made, so values share it freely.
+    private final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+
+        /// The box of the empty advertisement, shared by every empty value.
+        static let empty = Box(Fields())
+    }
+
+    private var box: Box
+
+    private var fields: Fields {
+        get { box.fields }
+        set { box = Box(newValue) }
+    }
+
     /// The local name: Device1.Name, else Device1.Alias when it is not just
     /// the address BlueZ makes up for unnamed devices.
-    public var localName: String?
+    public var localName: String? {
+        get { box.fields.localName }
+        set { fields.localName = newValue }
+    }
     /// Advertised (and, once connected, resolved) service UUIDs (Device1.UUIDs).
-    public var serviceUUIDs: [BluetoothUUID]
+    public var serviceUUIDs: [BluetoothUUID] {
+        get { box.fields.serviceUUIDs }
+        set { fields.serviceUUIDs = newValue }
+    }
     /// Manufacturer-specific data by company identifier (Device1.ManufacturerData `a{qv}`).
-    public var manufacturerData: OrderedMap<UInt16, [UInt8]>
+    public var manufacturerData: OrderedMap<UInt16, [UInt8]> {
+        get { box.fields.manufacturerData }
+        set { fields.manufacturerData = newValue }
+    }
     /// Service data by service UUID (Device1.ServiceData `a{sv}`).
-    public var serviceData: OrderedMap<BluetoothUUID, [UInt8]>
+    public var serviceData: OrderedMap<BluetoothUUID, [UInt8]> {
+        get { box.fields.serviceData }
+        set { fields.serviceData = newValue }
+    }
     /// The advertised TX power level in dBm (Device1.TxPower).
-    public var txPower: Int?
+    public var txPower: Int? {
+        get { box.fields.txPower }
+        set { fields.txPower = newValue }
+    }
     /// Whether the device accepts connections. BlueZ does not report the PDU
     /// type; a device is taken as connectable unless its advertising flags
     /// (Device1.AdvertisingFlags) are present and mark it non-discoverable
     /// broadcaster-only, which is the best BlueZ exposes. nil when unknown.
-    public var isConnectable: Bool?
+    public var isConnectable: Bool? {
+        get { box.fields.isConnectable }
+        set { fields.isConnectable = newValue }
+    }
 
     /// Advertisement data with the given contents.
     public init(
@@ -27,12 +76,20 @@ public struct AdvertisementData: Hashable, Sendable {
         manufacturerData: OrderedMap<UInt16, [UInt8]> = [:], serviceData: OrderedMap<BluetoothUUID, [UInt8]> = [:],
         txPower: Int? = nil, isConnectable: Bool? = nil
     ) {
-        self.localName = localName
-        self.serviceUUIDs = serviceUUIDs
-        self.manufacturerData = manufacturerData
-        self.serviceData = serviceData
-        self.txPower = txPower
-        self.isConnectable = isConnectable
+        let fields = Fields(
+            localName: localName, serviceUUIDs: serviceUUIDs, manufacturerData: manufacturerData,
+            serviceData: serviceData, txPower: txPower, isConnectable: isConnectable)
+        box = fields == Box.empty.fields ? Box.empty : Box(fields)
+    }
+
+    /// Whether the two hold the same advertisement; values sharing one box are equal without comparing fields.
+    public static func == (lhs: AdvertisementData, rhs: AdvertisementData) -> Bool {
+        lhs.box === rhs.box || lhs.box.fields == rhs.box.fields
+    }
+
+    /// Hashes the advertisement's fields.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(box.fields)
     }
 
     /// Extracts the advertisement from a Device1 property map. Malformed
@@ -53,19 +110,21 @@ public struct AdvertisementData: Hashable, Sendable {
     /// Reads again the fields that depend on the Device1 properties `keys`
     /// (the others are kept), as ``init(device1:)`` reads them.
     mutating func update(device1 properties: PropertyMap, keys: [String]) {
+        var fields = box.fields
+        defer { self.fields = fields }
         for key in keys {
             switch key {
             case "Name", "Alias", "Address":
                 let address = properties["Address"]?.stringValue
                 if let name = properties["Name"]?.stringValue {
-                    localName = name
+                    fields.localName = name
                 } else if let alias = properties["Alias"]?.stringValue, !Self.isMadeUpAlias(alias, address: address) {
-                    localName = alias
+                    fields.localName = alias
                 } else {
-                    localName = nil
+                    fields.localName = nil
                 }
             case "UUIDs":
-                serviceUUIDs = (properties["UUIDs"]?.stringsValue ?? []).compactMap { BluetoothUUID($0) }
+                fields.serviceUUIDs = (properties["UUIDs"]?.stringsValue ?? []).compactMap { BluetoothUUID($0) }
             case "ManufacturerData":
                 let entries = properties["ManufacturerData"]?.dictionaryValue ?? [:]
                 let pairs = entries.compactMap { key, value -> (UInt16, [UInt8])? in
@@ -73,7 +132,7 @@ public struct AdvertisementData: Hashable, Sendable {
                     else { return nil }
                     return (company, bytes)
                 }
-                manufacturerData = OrderedMap(pairs.sorted { $0.0 < $1.0 })
+                fields.manufacturerData = OrderedMap(pairs.sorted { $0.0 < $1.0 })
             case "ServiceData":
                 let entries = properties["ServiceData"]?.dictionaryValue ?? [:]
                 let pairs = entries.compactMap { key, value -> (BluetoothUUID, [UInt8])? in
@@ -81,11 +140,11 @@ public struct AdvertisementData: Hashable, Sendable {
                     else { return nil }
                     return (uuid, bytes)
                 }
-                serviceData = OrderedMap(pairs.sorted { $0.0 < $1.0 })
+                fields.serviceData = OrderedMap(pairs.sorted { $0.0 < $1.0 })
             case "TxPower":
-                txPower = properties["TxPower"]?.intValue.map { Int($0) }
+                fields.txPower = properties["TxPower"]?.intValue.map { Int($0) }
             case "AdvertisingFlags":
-                isConnectable = properties["AdvertisingFlags"]?.bytesValue?.first.map(Self.isConnectable(flags:))
+                fields.isConnectable = properties["AdvertisingFlags"]?.bytesValue?.first.map(Self.isConnectable(flags:))
             default:
                 break
             }

@@ -35,6 +35,9 @@ struct DeviceProperties: Sendable {
     private(set) var advertisingFlags: [UInt8]?
     /// Mirrored properties sent with another type or form than BlueZ's usual one, as sent.
     private(set) var unusual: PropertyMap = [:]
+    /// What the device advertises: the value ``AdvertisementData/init(device1:)`` reads from the D-Bus values.
+    /// Made again only when a property it reads changes, so every report of an unchanged advertisement shares it.
+    private(set) var advertisement = AdvertisementData()
 
     /// The Device1 properties kept (those the BLE layer reads), in the order they are listed.
     static let names = [
@@ -55,6 +58,7 @@ struct DeviceProperties: Sendable {
         if let address = changed["Address"], set("Address", to: address) { keys.append("Address") }
         for (key, value) in changed where key != "Address" && set(key, to: value) { keys.append(key) }
         for key in invalidated where set(key, to: nil) { keys.append(key) }
+        if keys.contains(where: Self.affectsAdvertisement) { advertisement = makeAdvertisement() }
         return keys
     }
 
@@ -174,8 +178,8 @@ struct DeviceProperties: Sendable {
             paired: paired ?? false, advertisement: advertisement)
     }
 
-    /// What the device advertises: the value ``AdvertisementData/init(device1:)`` reads from the D-Bus values.
-    var advertisement: AdvertisementData {
+    /// The advertisement as the properties read now.
+    private func makeAdvertisement() -> AdvertisementData {
         guard unusual.isEmpty else { return AdvertisementData(device1: propertyMap) }
         var localName = name
         if localName == nil, case .text(let text) = alias, !AdvertisementData.isMadeUpAlias(text, address: address) {
@@ -196,14 +200,6 @@ struct DeviceProperties: Sendable {
             false
         }
     }
-
-    /// Whether a change of the property `key` can change the advertisement's local name (see ``advertisement``).
-    static func namesAdvertisement(_ key: String) -> Bool {
-        key == "Name" || key == "Alias" || key == "Address"
-    }
-
-    /// Whether a mirrored property is held as sent, in an unusual form.
-    var hasUnusualValues: Bool { !unusual.isEmpty }
 
     /// The alias BlueZ makes up from the address, if there is one.
     private var madeUpAlias: String? {

@@ -79,28 +79,12 @@ struct DeviceEntry: Sendable {
     /// value changed, and counts a change of the advertisement.
     ///
     /// bluetoothd sends the advertised properties again with every report of a scan with duplicates, mostly
-    /// unchanged, so the advertisement is not built per report: a change of a property that
-    /// ``DeviceProperties/advertisement`` reads alone counts as a change of the advertisement (also one between
-    /// absent and empty, which read alike); only a signal that touches the name, the alias or the address (one
-    /// stands in for the other), or a device with a property in an unusual form, compares the advertisement
-    /// before and after.
+    /// unchanged: the properties then keep the advertisement they hold, and comparing it with the one before is a
+    /// comparison of references. Only a changed advertised property makes a new one, compared field by field.
     mutating func apply(_ changed: PropertyMap, _ invalidated: [String]) -> [String] {
-        guard
-            changed.keys.contains(where: DeviceProperties.affectsAdvertisement)
-                || invalidated.contains(where: DeviceProperties.affectsAdvertisement)
-        else { return properties.apply(changed, invalidated) }
-        let countsDirectly =
-            !properties.hasUnusualValues
-            && !changed.keys.contains(where: DeviceProperties.namesAdvertisement)
-            && !invalidated.contains(where: DeviceProperties.namesAdvertisement)
-        guard countsDirectly else {
-            let before = properties.advertisement
-            let keys = properties.apply(changed, invalidated)
-            if !keys.isEmpty && properties.advertisement != before { advertisementVersion &+= 1 }
-            return keys
-        }
+        let before = properties.advertisement
         let keys = properties.apply(changed, invalidated)
-        if keys.contains(where: DeviceProperties.affectsAdvertisement) { advertisementVersion &+= 1 }
+        if properties.advertisement != before { advertisementVersion &+= 1 }
         return keys
     }
 

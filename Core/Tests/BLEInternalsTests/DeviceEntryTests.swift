@@ -68,5 +68,31 @@ import Testing
         #expect(entry.advertisementVersion == 1)
         _ = entry.apply(["Name": .string("Tag 2")], [])
         #expect(entry.advertisementVersion == 2)
+        // Absent and empty read alike: no change of the advertisement.
+        _ = entry.apply(["UUIDs": .array([])], [])
+        #expect(entry.advertisementVersion == 2)
+        #expect(entry.properties.advertisement == AdvertisementData(device1: entry.properties.propertyMap))
+    }
+
+    @Test("the advertisement the properties hold follows every change, and an invalidated property leaves it")
+    func heldAdvertisementFollowsTheProperties() {
+        var properties = DeviceProperties(["Address": .string("AA:BB:CC:DD:EE:FF")])
+        #expect(properties.advertisement == AdvertisementData())
+        let steps: [(PropertyMap, [String])] = [
+            (["Alias": .string("AA-BB-CC-DD-EE-FF")], []),
+            (["Alias": .string("Kitchen")], []),
+            (["Name": .string("Tag"), "TxPower": .int(-8), "AdvertisingFlags": .bytes([0x06])], []),
+            (["ServiceData": .dictionary([.string("0000fcd2-0000-1000-8000-00805f9b34fb"): .bytes([0x40])])], []),
+            (["UUIDs": .array([.string("0000180F-0000-1000-8000-00805F9B34FB")])], []),
+            (["RSSI": .int(-50)], ["Name"]),
+            ([:], ["Alias", "ServiceData", "UUIDs"]),
+            (["Address": .string("11:22:33:44:55:66"), "Alias": .string("11-22-33-44-55-66")], []),
+        ]
+        for (changed, invalidated) in steps {
+            _ = properties.apply(changed, invalidated)
+            #expect(properties.advertisement == AdvertisementData(device1: properties.propertyMap))
+        }
+        #expect(properties.advertisement.localName == nil)
+        #expect(properties.advertisement.txPower == -8)
     }
 }
