@@ -29,6 +29,11 @@ final class SignalRouter: Sendable {
             self.rule = rule
             self.target = target
         }
+
+        /// Whether the signal in `context` is for this subscription (a method here, so the rule is read in place).
+        func matches(_ context: inout SignalMatchContext) -> Bool {
+            rule.matches(&context)
+        }
     }
 
     private struct OwnerTracking {
@@ -38,8 +43,14 @@ final class SignalRouter: Sendable {
     }
 
     private struct State {
-        var subscriptions: [UInt64: Subscription] = [:]
-        var owners: [String: OwnerTracking] = [:]
+        /// By id, in the order added: a signal is checked against each in turn, so the list is an array.
+        var subscriptions: [(id: UInt64, subscription: Subscription)] = []
+        var owners: [String: OwnerTracking] = [:] {
+            didSet { currentOwners = owners.map { ($0.key, $0.value.owner) } }
+        }
+        /// Each tracked name with its owner, for matching: a signal looks its sender's up among a few names, with
+        /// no hashing.
+        var currentOwners: [(name: String, owner: String?)] = []
         var finished = false
     }
 
@@ -54,13 +65,13 @@ final class SignalRouter: Sendable {
     func add(_ id: UInt64, _ subscription: Subscription) -> Bool {
         state.withLock { state in
             guard !state.finished else { return false }
-            state.subscriptions[id] = subscription
+            state.subscriptions.append((id, subscription))
             return true
         }
     }
 
     func remove(_ id: UInt64) {
-        state.withLock { _ = $0.subscriptions.removeValue(forKey: id) }
+        state.withLock { $0.subscriptions.removeAll { $0.id == id } }
     }
 
     /// Counts a subscriber that needs the owner of `name`.
@@ -90,26 +101,20 @@ final class SignalRouter: Sendable {
 
     /// Delivers `message` to every matching subscription (owner thread).
     func route(_ message: DBusMessage) {
-        var decoded: [DBusValue]?? = nil
-        let body = { () -> [DBusValue]? in
-            if decoded == nil { decoded = .some(try? message.arguments()) }
-            return decoded ?? nil
-        }
         let targets = state.withLock { state -> [Subscription] in
+            var context = SignalMatchContext(message: message, owners: state.currentOwners)
             if !state.owners.isEmpty, SignalRouter.isNameOwnerChanged(message),
-                let values = body(), values.count == 3, case .string(let name) = values[0],
+                let values = context.arguments(), values.count == 3, case .string(let name) = values[0],
                 case .string(let newOwner) = values[2], var tracking = state.owners[name]
             {
                 tracking.owner = newOwner.isEmpty ? nil : newOwner
                 tracking.changedBySignal = true
                 state.owners[name] = tracking
+                context.owners = state.currentOwners
             }
             var targets: [Subscription] = []
-            for subscription in state.subscriptions.values {
-                let owner = subscription.rule.sender.flatMap { state.owners[$0]?.owner }
-                if subscription.rule.matches(message, senderOwner: owner, body: body) {
-                    targets.append(subscription)
-                }
+            for (_, subscription) in state.subscriptions where subscription.matches(&context) {
+                targets.append(subscription)
             }
             return targets
         }
@@ -128,7 +133,7 @@ final class SignalRouter: Sendable {
     func endOfBatch() {
         guard routedToHandler.exchange(false, ordering: .relaxed) else { return }
         let ends = state.withLock { state in
-            state.subscriptions.values.compactMap { subscription -> (@Sendable () -> Void)? in
+            state.subscriptions.compactMap { _, subscription -> (@Sendable () -> Void)? in
                 if case .handler(_, let batchEnded) = subscription.target { return batchEnded }
                 return nil
             }
@@ -140,8 +145,8 @@ final class SignalRouter: Sendable {
     func finishAll() {
         let subscriptions = state.withLock { state in
             state.finished = true
-            let all = Array(state.subscriptions.values)
-            state.subscriptions = [:]
+            let all = state.subscriptions.map(\.subscription)
+            state.subscriptions = []
             return all
         }
         for subscription in subscriptions {
@@ -159,4 +164,32 @@ final class DropCounter: Sendable {
     private let count = Atomic<Int>(0)
     func increment() { count.wrappingAdd(1, ordering: .relaxed) }
     var value: Int { count.load(ordering: .relaxed) }
+}
+
+/// What matching one signal against the subscriptions' rules asks of it: the owner of a well-known sender name, and
+/// the arguments, decoded at most once.
+struct SignalMatchContext {
+    /// The signal.
+    let message: DBusMessage
+    /// The tracked names with their owners.
+    fileprivate var owners: [(name: String, owner: String?)]
+    private var decoded: [DBusValue]??
+
+    fileprivate init(message: DBusMessage, owners: [(name: String, owner: String?)]) {
+        self.message = message
+        self.owners = owners
+    }
+
+    /// The current owner of the well-known `name`, as `NameOwnerChanged` and `GetNameOwner` told.
+    func owner(of name: String) -> String? {
+        owners.first { $0.name == name }?.owner ?? nil
+    }
+
+    /// The signal's arguments; nil when they do not decode.
+    mutating func arguments() -> [DBusValue]? {
+        if let decoded { return decoded }
+        let values = try? message.arguments()
+        decoded = .some(values)
+        return values
+    }
 }
