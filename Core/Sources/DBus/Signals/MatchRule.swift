@@ -82,23 +82,23 @@ public struct MatchRule: Sendable, Hashable, CustomStringConvertible {
     /// Whether the rule needs the message's arguments to decide.
     var inspectsArguments: Bool { !arguments.isEmpty || !argumentPaths.isEmpty || arg0Namespace != nil }
 
-    /// Local matching of the signal in `context`, which looks up the owner of a well-known `sender` (only when
-    /// everything else in the header matches) and decodes the arguments (only for a rule with argument conditions),
-    /// each at most once for all the rules it is matched against.
+    /// Local matching of the signal in `context`, which gives the owner of a well-known `sender` and decodes the
+    /// arguments (only for a rule with argument conditions, at most once for all the rules it is matched against).
+    /// The sender comes first: among many subscriptions it is what tells most apart.
     func matches(_ context: inout SignalMatchContext) -> Bool {
         let message = context.message
         if let kind, message.kind != kind { return false }
-        if let member, message.member != member { return false }
+        if let sender {
+            let expected = MatchRule.isTrackedName(sender) ? context.owner(of: sender) : sender
+            guard let expected, message.sender == expected else { return false }
+        }
         if let interface, message.interface != interface { return false }
+        if let member, message.member != member { return false }
         if let path, message.path != path { return false }
         if let pathNamespace {
             guard let messagePath = message.path, pathNamespace.isAncestor(orSelfOf: messagePath) else { return false }
         }
         if let destination, message.destination != destination { return false }
-        if let sender {
-            let expected = MatchRule.isTrackedName(sender) ? context.owner(of: sender) : sender
-            guard let expected, message.sender == expected else { return false }
-        }
         guard inspectsArguments else { return true }
         guard let values = context.arguments() else { return false }
         for (index, expected) in arguments {
