@@ -37,6 +37,128 @@ struct WireTransportTests {
     }
 }
 
+extension WireTransportTests {
+    @Test(
+        "after a read that brought only signals, what comes within the read interval is read when it is over; a reply awaited is read at once; a hang-up ends the connection"
+    )
+    func readingIsPacedAfterSignals() async throws {
+        let interval = Duration.seconds(4)
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/peer.sock"
+        let peer = try PacingPeer(path: path)
+        let connection = try await DBusConnection.connect(
+            address: "unix:path=\(path)", registerOnBus: false, readInterval: interval)
+        let (ticks, tick) = AsyncStream.makeStream(of: (Int64, ContinuousClock.Instant).self)
+        let handler = try await connection.handleSignals(MatchRule(interface: Fixture.interface, member: "Tick")) {
+            signal in
+            if case .int64(let number)? = try? signal.arguments().first { tick.yield((number, .now)) }
+        }
+        defer { handler.cancel() }
+        var arrivals = ticks.makeAsyncIterator()
+        try connection.emitSignal(path: Fixture.path, interface: Fixture.interface, member: "Ready")
+
+        // Tick 1 is read alone; tick 2, sent once tick 1 is here, waits for the end of the interval.
+        let first = await arrivals.next()
+        #expect(first?.0 == 1)
+        try connection.emitSignal(path: Fixture.path, interface: Fixture.interface, member: "Go")
+        let second = await arrivals.next()
+        #expect(second?.0 == 2)
+        if let first, let second { #expect(second.1 - first.1 >= interval - .milliseconds(1)) }
+        #expect(connection.readStatistics.paced >= 1)
+
+        // Right after tick 2's read, a call: its reply is read at once, not at the end of the interval.
+        let asked = ContinuousClock.now
+        let reply = try await connection.call(
+            destination: nil, path: Fixture.path, interface: Fixture.interface, member: "Ping")
+        #expect(reply.kind == .methodReturn)
+        #expect(ContinuousClock.now - asked < interval / 2, "the reply waited for the read interval")
+
+        // Tick 3 is read alone; the peer then hangs up, which ends the connection.
+        try connection.emitSignal(path: Fixture.path, interface: Fixture.interface, member: "Go")
+        #expect(await arrivals.next()?.0 == 3)
+        try connection.emitSignal(path: Fixture.path, interface: Fixture.interface, member: "Go")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !connection.isClosed && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(connection.isClosed)
+        #expect(connection.closeReason == "the peer closed the connection")
+        let outcome = await peer.finished()
+        #expect(outcome.error == nil, "\(outcome)")
+    }
+}
+
+/// A peer that writes signals when told: waits for the client's `Ready`, sends `Tick(1)`, waits for `Go`, sends
+/// `Tick(2)`, answers the client's `Ping`, waits for `Go`, sends `Tick(3)`, waits for `Go` and hangs up. It answers
+/// the `AddMatch` calls a subscription makes as a bus would.
+private final class PacingPeer: Sendable {
+    private let result = Mutex<RawPeer.Outcome?>(nil)
+    private let done: AsyncStream<Void>
+    private let signal: AsyncStream<Void>.Continuation
+
+    init(path: String) throws {
+        (done, signal) = AsyncStream.makeStream(of: Void.self)
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        try UnixSocket.bind(FileDescriptor(rawValue: listener), to: path)
+        guard listen(listener, 1) == 0 else { throw DBusError(.failed, "listen failed") }
+        try IOThread.spawn(name: "pacing-peer") { [self] in
+            var outcome = RawPeer.Outcome()
+            do {
+                try PacingPeer.serve(listener)
+            } catch {
+                outcome.error = "\(error)"
+            }
+            close(listener)
+            result.withLock { $0 = outcome }
+            signal.finish()
+        }
+    }
+
+    func finished() async -> RawPeer.Outcome {
+        for await _ in done {}
+        return result.withLock { $0 } ?? RawPeer.Outcome(error: "no outcome")
+    }
+
+    private static func serve(_ listener: Int32) throws {
+        let client = accept(listener, nil, nil)
+        guard client >= 0 else { throw DBusError(.failed, "accept failed") }
+        defer { close(client) }
+        var patience = timeval(tv_sec: 60, tv_usec: 0)
+        _ = setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
+        try RawPeer.authenticate(client)
+        var serial: UInt32 = 1
+        func tick(_ number: Int64) throws {
+            serial += 1
+            let message = try DBusMessage.signal(
+                path: Fixture.path, interface: Fixture.interface, member: "Tick", arguments: [.int64(number)])
+            try RawPeer.write(client, message.wireBytes(serial: serial))
+        }
+        /// Reads up to the message named `member`, answering calls to the bus on the way; returns it.
+        func readUntil(_ member: String) throws -> DBusMessage {
+            while true {
+                let message = try RawPeer.readMessage(client)
+                if message.member == member { return message }
+                guard message.kind == .methodCall, message.destination == "org.freedesktop.DBus" else {
+                    throw DBusError(.failed, "expected \(member), got \(message)")
+                }
+                try answer(message)
+            }
+        }
+        func answer(_ call: DBusMessage) throws {
+            serial += 1
+            let reply = WireWriter.message(
+                type: 2, serial: serial, fields: [.replySerial(call.serial)], signature: nil, body: { _ in })
+            try RawPeer.write(client, reply)
+        }
+        _ = try readUntil("Ready")
+        try tick(1)
+        _ = try readUntil("Go")
+        try tick(2)
+        try answer(try readUntil("Ping"))
+        _ = try readUntil("Go")
+        try tick(3)
+        _ = try readUntil("Go")
+    }
+}
+
 /// A temporary directory removed when released.
 private final class TemporaryDirectory: Sendable {
     let path: String
@@ -136,7 +258,7 @@ private final class RawPeer: Sendable {
 
     /// The server side of the SASL exchange libdbus's client starts: a NUL, `AUTH EXTERNAL <uid>`,
     /// `NEGOTIATE_UNIX_FD`, `BEGIN`.
-    private static func authenticate(_ fd: Int32) throws {
+    fileprivate static func authenticate(_ fd: Int32) throws {
         while true {
             var line = try readLine(fd)
             while line.first == 0 { line.removeFirst() }
@@ -153,7 +275,7 @@ private final class RawPeer: Sendable {
         }
     }
 
-    private static func readLine(_ fd: Int32) throws -> [UInt8] {
+    fileprivate static func readLine(_ fd: Int32) throws -> [UInt8] {
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while !(line.count >= 2 && line[line.count - 2] == 13 && line[line.count - 1] == 10) {
@@ -163,7 +285,7 @@ private final class RawPeer: Sendable {
         return Array(line.dropLast(2))
     }
 
-    private static func readExactly(_ fd: Int32, _ count: Int) throws -> [UInt8] {
+    fileprivate static func readExactly(_ fd: Int32, _ count: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         var filled = 0
         while filled < count {
@@ -175,7 +297,7 @@ private final class RawPeer: Sendable {
     }
 
     /// One whole little-endian message from the client.
-    private static func readMessage(_ fd: Int32) throws -> DBusMessage {
+    fileprivate static func readMessage(_ fd: Int32) throws -> DBusMessage {
         let fixed = try readExactly(fd, 16)
         func word(_ offset: Int) -> Int { fixed[offset..<(offset + 4)].reversed().reduce(0) { $0 << 8 | Int($1) } }
         let length = ((16 + word(12) + 7) & ~7) + word(4)
@@ -191,7 +313,7 @@ private final class RawPeer: Sendable {
         }
     }
 
-    private static func write(_ fd: Int32, _ bytes: [UInt8]) throws {
+    fileprivate static func write(_ fd: Int32, _ bytes: [UInt8]) throws {
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         guard written == bytes.count else { throw DBusError(.failed, "short write") }
     }

@@ -19,8 +19,15 @@ final class ConnectionCore: Sendable {
     let objects: ObjectServer
     private let nextCallID = Atomic<UInt64>(1)
     private let lifecycle = Mutex(Lifecycle())
+    /// The shortest time between two reads of the socket during a flood of signals (see
+    /// ``DBusConnection/connect(address:registerOnBus:readInterval:)``).
+    let readInterval: Duration
+    /// Reads of the socket, and readinesses left for the end of ``readInterval`` (owner thread writes).
+    let reads = Atomic<Int>(0)
+    let pacedReadinesses = Atomic<Int>(0)
 
-    init() throws(DBusError) {
+    init(readInterval: Duration) throws(DBusError) {
+        self.readInterval = readInterval
         do {
             loop = try EventLoop(name: "dbus")
         } catch {

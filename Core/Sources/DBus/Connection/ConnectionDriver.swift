@@ -1,3 +1,4 @@
+import Glibc
 import IO
 import Synchronization
 
@@ -14,7 +15,9 @@ import Synchronization
 /// ``SignalRouter/route(_:)`` on this thread, in arrival order, method calls to the ``ObjectServer``); its
 /// descriptors and timers are the socket, libdbus's watches and timeouts (``WatchTable``) and the calls'
 /// deadlines. It never blocks on D-Bus: every call made here reads or writes only what the socket takes without
-/// waiting.
+/// waiting. The one wait it makes is on purpose and bounded: during a flood of signals it sleeps out the rest of
+/// the connection's read interval before reading again (see
+/// ``DBusConnection/connect(address:registerOnBus:readInterval:)``).
 final class ConnectionDriver: Sendable {
     private struct PendingCall {
         let id: UInt64
@@ -35,6 +38,10 @@ final class ConnectionDriver: Sendable {
         /// it then.
         var nextBatchEnd = ContinuousClock.now
         var batchEndScheduled = false
+        /// When the socket was last read, and whether that read brought only signals and emptied the socket: what
+        /// decides whether the next readiness is read at once or paced (see ``ConnectionCore/readInterval``).
+        var lastRead: ContinuousClock.Instant?
+        var lastReadOnlySignals = false
     }
 
     /// The shortest time between two ends of a run of messages that signal handlers hear. Each end wakes the
@@ -83,7 +90,7 @@ final class ConnectionDriver: Sendable {
         while LibDBus.dispatchOne(connection) {}
         if let fd = LibDBus.socketFD(connection) {
             reader.withLock { $0 = WireSocketReader(fd: fd) }
-            table.takeOverReading(fd: fd) { [weak self] in self?.readSocket() }
+            table.takeOverReading(fd: fd) { [weak self] in self?.socketReady() }
         }
         core.mailbox.start { [self] in drainMailbox() }
         scheduleDispatch()
@@ -188,11 +195,52 @@ final class ConnectionDriver: Sendable {
         checkState()
     }
 
+    /// The socket is readable, or hung up (owner thread): reads it at once or, within the read interval of a read
+    /// that brought only signals and emptied the socket while no reply is awaited, when that interval is over.
+    /// Reading is paced so only during a flood of signals: each read then takes what arrived over the interval,
+    /// not the two or three messages that arrive while the thread wakes up. The thread sleeps out the rest of the
+    /// interval (at most the interval, 500 µs by default): its loop has nothing else to do that cannot wait that
+    /// long, and a sleep needs no change to what the loop watches.
+    private func socketReady() {
+        let now = ContinuousClock.now
+        let interval = core.readInterval
+        let resume = state.withLock { state -> ContinuousClock.Instant? in
+            guard state.lastReadOnlySignals, state.pending.isEmpty, let last = state.lastRead, now - last < interval
+            else { return nil }
+            return last + interval
+        }
+        if let resume {
+            core.pacedReadinesses.wrappingAdd(1, ordering: .relaxed)
+            Self.sleep(until: resume)
+        }
+        state.withLock { $0.lastRead = ContinuousClock.now }
+        readSocket()
+    }
+
+    /// Blocks the owner thread until `deadline`.
+    private static func sleep(until deadline: ContinuousClock.Instant) {
+        while true {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { return }
+            let (seconds, attoseconds) = left.components
+            var wait = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+            _ = nanosleep(&wait, nil)
+        }
+    }
+
     /// Reads the socket once and delivers what it completed (owner thread, when the socket is readable).
     private func readSocket() {
-        let closed = reader.withLock { reader -> String? in
-            reader?.read { receive($0) }
+        core.reads.wrappingAdd(1, ordering: .relaxed)
+        var signals = 0
+        var others = 0
+        let (closed, filled) = reader.withLock { reader -> (String?, Bool) in
+            let closed = reader?.read { message in
+                if message.kind == .signal { signals += 1 } else { others += 1 }
+                receive(message)
+            }
+            return (closed, reader?.filledLastRead ?? false)
         }
+        state.withLock { $0.lastReadOnlySignals = signals > 0 && others == 0 && !filled }
         endBatch()
         if let closed {
             core.recordCloseReason(closed)

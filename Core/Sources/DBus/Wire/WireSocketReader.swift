@@ -20,6 +20,8 @@ struct WireSocketReader: ~Copyable {
     private var start = 0
     private var end = 0
     private var fds: [Int32] = []
+    /// Whether the last read took all the room it had: more is probably waiting in the socket.
+    private(set) var filledLastRead = false
 
     init(fd: Int32) { self.fd = fd }
 
@@ -49,7 +51,10 @@ struct WireSocketReader: ~Copyable {
         } while result < 0 && errno == EINTR
         if result < 0 {
             let code = errno
-            if code == EAGAIN || code == EWOULDBLOCK { return nil }
+            if code == EAGAIN || code == EWOULDBLOCK {
+                filledLastRead = false
+                return nil
+            }
             return "reading the bus socket failed: \(String(cString: strerror(code)))"
         }
         fds.append(contentsOf: received.prefix(Int(count)))
@@ -57,6 +62,7 @@ struct WireSocketReader: ~Copyable {
             return "file descriptors sent with a message were lost"
         }
         if result == 0 { return "the peer closed the connection" }
+        filledLastRead = result == room
         end += result
         return deliverComplete(deliver)
     }
