@@ -45,7 +45,7 @@ extension WireTransportTests {
         let interval = Duration.seconds(4)
         let directory = try TemporaryDirectory()
         let path = directory.path + "/peer.sock"
-        let peer = try PacingPeer(path: path)
+        let peer = try RawPeer(path: path, name: "pacing-peer", serve: PacingPeer.serve)
         let connection = try await DBusConnection.connect(
             address: "unix:path=\(path)", registerOnBus: false, readInterval: interval)
         let (ticks, tick) = AsyncStream.makeStream(of: (Int64, ContinuousClock.Instant).self)
@@ -89,35 +89,9 @@ extension WireTransportTests {
 /// A peer that writes signals when told: waits for the client's `Ready`, sends `Tick(1)`, waits for `Go`, sends
 /// `Tick(2)`, answers the client's `Ping`, waits for `Go`, sends `Tick(3)`, waits for `Go` and hangs up. It answers
 /// the `AddMatch` calls a subscription makes as a bus would.
-private final class PacingPeer: Sendable {
-    private let result = Mutex<RawPeer.Outcome?>(nil)
-    private let done: AsyncStream<Void>
-    private let signal: AsyncStream<Void>.Continuation
-
-    init(path: String) throws {
-        (done, signal) = AsyncStream.makeStream(of: Void.self)
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        try UnixSocket.bind(FileDescriptor(rawValue: listener), to: path)
-        guard listen(listener, 1) == 0 else { throw DBusError(.failed, "listen failed") }
-        try IOThread.spawn(name: "pacing-peer") { [self] in
-            var outcome = RawPeer.Outcome()
-            do {
-                try PacingPeer.serve(listener)
-            } catch {
-                outcome.error = "\(error)"
-            }
-            close(listener)
-            result.withLock { $0 = outcome }
-            signal.finish()
-        }
-    }
-
-    func finished() async -> RawPeer.Outcome {
-        for await _ in done {}
-        return result.withLock { $0 } ?? RawPeer.Outcome(error: "no outcome")
-    }
-
-    private static func serve(_ listener: Int32) throws {
+private enum PacingPeer {
+    /// The script, on the peer's thread (see ``RawPeer/init(path:name:serve:)``).
+    fileprivate static func serve(_ listener: Int32, _ outcome: inout RawPeer.Outcome) throws {
         let client = accept(listener, nil, nil)
         guard client >= 0 else { throw DBusError(.failed, "accept failed") }
         defer { close(client) }
@@ -189,15 +163,19 @@ private final class RawPeer: Sendable {
     private let done: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
 
-    init(path: String) throws {
+    /// A peer listening at `path` that runs `serve` (this peer's own script by default) on a thread of its own.
+    init(
+        path: String, name: String = "raw-peer",
+        serve: @escaping @Sendable (Int32, inout Outcome) throws -> Void = RawPeer.serve
+    ) throws {
         (done, signal) = AsyncStream.makeStream(of: Void.self)
         let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         try UnixSocket.bind(FileDescriptor(rawValue: listener), to: path)
         guard listen(listener, 1) == 0 else { throw DBusError(.failed, "listen failed") }
-        try IOThread.spawn(name: "raw-peer") { [self] in
+        try IOThread.spawn(name: name) { [self] in
             var outcome = Outcome()
             do {
-                try RawPeer.serve(listener, &outcome)
+                try serve(listener, &outcome)
             } catch {
                 outcome.error = "\(error)"
             }
@@ -213,7 +191,7 @@ private final class RawPeer: Sendable {
         return result.withLock { $0 } ?? Outcome(error: "no outcome")
     }
 
-    private static func serve(_ listener: Int32, _ outcome: inout Outcome) throws {
+    fileprivate static func serve(_ listener: Int32, _ outcome: inout Outcome) throws {
         let client = accept(listener, nil, nil)
         guard client >= 0 else { throw DBusError(.failed, "accept failed") }
         defer { close(client) }
