@@ -16,13 +16,15 @@ enum BlueZServer {
     static func serve(
         scenario: Scenario, address: String?, experimental: Bool, extendedAdvertising: Bool = false
     ) async throws {
+        // bluetoothd dispatches what it reads at once; so does the simulator (no paced reading), so that the time a
+        // GATT server's notifications take through it is bluetoothd's, not the agent's read interval.
         let connection: DBusConnection
         let bus: String
         if let address {
-            connection = try await DBusConnection.connect(address: address)
+            connection = try await DBusConnection.connect(address: address, readInterval: .zero)
             bus = address
         } else {
-            connection = try await DBusConnection.system()
+            connection = try await DBusConnection.system(readInterval: .zero)
             bus = "the system bus"
         }
         let objects = connection.objects

@@ -21,8 +21,11 @@ public final class DBusConnection: Sendable {
         canPassUnixFDs = info.canPassUnixFDs
     }
 
-    /// Connects to the system bus (at `DBUS_SYSTEM_BUS_ADDRESS` if set, else the standard socket).
-    public static func system() async throws -> DBusConnection { try await open(.system) }
+    /// Connects to the system bus (at `DBUS_SYSTEM_BUS_ADDRESS` if set, else the standard socket), reading it paced
+    /// by `readInterval` (see ``connect(address:registerOnBus:readInterval:)``).
+    public static func system(readInterval: Duration = defaultReadInterval) async throws -> DBusConnection {
+        try await open(.system, readInterval: readInterval)
+    }
 
     /// Connects to the session bus (at `DBUS_SESSION_BUS_ADDRESS`).
     public static func session() async throws -> DBusConnection { try await open(.session) }
