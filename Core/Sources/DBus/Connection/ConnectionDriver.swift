@@ -213,7 +213,6 @@ final class ConnectionDriver: Sendable {
             core.pacedReadinesses.wrappingAdd(1, ordering: .relaxed)
             Self.sleep(until: resume)
         }
-        state.withLock { $0.lastRead = ContinuousClock.now }
         readSocket()
     }
 
@@ -230,6 +229,7 @@ final class ConnectionDriver: Sendable {
 
     /// Reads the socket once and delivers what it completed (owner thread, when the socket is readable).
     private func readSocket() {
+        let started = ContinuousClock.now
         core.reads.wrappingAdd(1, ordering: .relaxed)
         var signals = 0
         var others = 0
@@ -240,7 +240,10 @@ final class ConnectionDriver: Sendable {
             }
             return (closed, reader?.filledLastRead ?? false)
         }
-        state.withLock { $0.lastReadOnlySignals = signals > 0 && others == 0 && !filled }
+        state.withLock { state in
+            state.lastRead = started
+            state.lastReadOnlySignals = signals > 0 && others == 0 && !filled
+        }
         endBatch()
         if let closed {
             core.recordCloseReason(closed)

@@ -36,7 +36,9 @@ final class SignalRouter: Sendable {
         }
     }
 
-    private struct OwnerTracking {
+    /// A watched well-known name and its current owner.
+    fileprivate struct OwnerTracking {
+        let name: String
         var references: Int
         var owner: String?
         var changedBySignal: Bool
@@ -45,12 +47,8 @@ final class SignalRouter: Sendable {
     private struct State {
         /// By id, in the order added: a signal is checked against each in turn, so the list is an array.
         var subscriptions: [(id: UInt64, subscription: Subscription)] = []
-        var owners: [String: OwnerTracking] = [:] {
-            didSet { currentOwners = owners.map { ($0.key, $0.value.owner) } }
-        }
-        /// Each tracked name with its owner, for matching: a signal looks its sender's up among a few names, with
-        /// no hashing.
-        var currentOwners: [(name: String, owner: String?)] = []
+        /// The watched names: a few, so a signal looks its sender's up in a list, with no hashing.
+        var owners: [OwnerTracking] = []
         var finished = false
     }
 
@@ -77,40 +75,43 @@ final class SignalRouter: Sendable {
     /// Counts a subscriber that needs the owner of `name`.
     func retainOwner(_ name: String) {
         state.withLock { state in
-            state.owners[name, default: OwnerTracking(references: 0, owner: nil, changedBySignal: false)]
-                .references += 1
+            if let index = state.owners.firstIndex(where: { $0.name == name }) {
+                state.owners[index].references += 1
+            } else {
+                state.owners.append(OwnerTracking(name: name, references: 1, owner: nil, changedBySignal: false))
+            }
         }
     }
 
     func releaseOwner(_ name: String) {
         state.withLock { state in
-            guard var tracking = state.owners[name] else { return }
-            tracking.references -= 1
-            state.owners[name] = tracking.references > 0 ? tracking : nil
+            guard let index = state.owners.firstIndex(where: { $0.name == name }) else { return }
+            state.owners[index].references -= 1
+            if state.owners[index].references == 0 { state.owners.remove(at: index) }
         }
     }
 
     /// Records the answer of `GetNameOwner`, unless a `NameOwnerChanged` seen since is newer.
     func setInitialOwner(_ name: String, _ owner: String?) {
         state.withLock { state in
-            guard var tracking = state.owners[name], !tracking.changedBySignal else { return }
-            tracking.owner = owner
-            state.owners[name] = tracking
+            guard let index = state.owners.firstIndex(where: { $0.name == name }),
+                !state.owners[index].changedBySignal
+            else { return }
+            state.owners[index].owner = owner
         }
     }
 
     /// Delivers `message` to every matching subscription (owner thread).
     func route(_ message: DBusMessage) {
         let targets = state.withLock { state -> [Subscription] in
-            var context = SignalMatchContext(message: message, owners: state.currentOwners)
+            var context = SignalMatchContext(message: message, owners: state.owners)
             if !state.owners.isEmpty, SignalRouter.isNameOwnerChanged(message),
                 let values = context.arguments(), values.count == 3, case .string(let name) = values[0],
-                case .string(let newOwner) = values[2], var tracking = state.owners[name]
+                case .string(let newOwner) = values[2], let index = state.owners.firstIndex(where: { $0.name == name })
             {
-                tracking.owner = newOwner.isEmpty ? nil : newOwner
-                tracking.changedBySignal = true
-                state.owners[name] = tracking
-                context.owners = state.currentOwners
+                state.owners[index].owner = newOwner.isEmpty ? nil : newOwner
+                state.owners[index].changedBySignal = true
+                context.owners = state.owners
             }
             var targets: [Subscription] = []
             for (_, subscription) in state.subscriptions where subscription.matches(&context) {
@@ -171,11 +172,11 @@ final class DropCounter: Sendable {
 struct SignalMatchContext {
     /// The signal.
     let message: DBusMessage
-    /// The tracked names with their owners.
-    fileprivate var owners: [(name: String, owner: String?)]
+    /// The watched names with their owners.
+    fileprivate var owners: [SignalRouter.OwnerTracking]
     private var decoded: [DBusValue]??
 
-    fileprivate init(message: DBusMessage, owners: [(name: String, owner: String?)]) {
+    fileprivate init(message: DBusMessage, owners: [SignalRouter.OwnerTracking]) {
         self.message = message
         self.owners = owners
     }
