@@ -21,6 +21,26 @@ struct DBusMappingTests {
         #expect(PropertyValue(dbus: .signature(DBusSignature.empty)) == nil)
     }
 
+    @Test("doubles compare by their bits: a peer's NaN keys make one entry, not one each")
+    func doublesByBits() throws {
+        let quiet = Double.nan, signalling = Double(bitPattern: 0x7FF4_0000_0000_0001)
+        #expect(PropertyValue.double(quiet) == .double(quiet))
+        #expect(PropertyValue.double(quiet) != .double(signalling))
+        #expect(PropertyValue.double(0.0) != .double(-0.0))
+        #expect(DBusValue.double(quiet) == .double(quiet))
+        #expect(DBusValue.double(0.0) != .double(-0.0))
+        let entries = (0..<1_000).map { index in
+            (DBusValue.double(index.isMultiple(of: 2) ? quiet : signalling), DBusValue.variant(.int32(Int32(index))))
+        }
+        let dictionary = DBusValue.dictionary(key: .double, value: .variant, entries)
+        let expected = PropertyValue.dictionary([.double(quiet): .int(998), .double(signalling): .int(999)])
+        #expect(PropertyValue(dbus: dictionary) == expected)
+        let message = try DBusMessage.signal(
+            path: .root, interface: "org.bleagent.Test", member: "Doubles", arguments: [dictionary])
+        let read = try DBusMessage(wireBytes: message.wireBytes()).withBodyReader { PropertyValue(reading: $0) }
+        #expect(read == expected)
+    }
+
     @Test("a GetManagedObjects body decodes to the snapshot, skipping nothing valid")
     func managedObjects() {
         let props = DBusValue.dictionary(

@@ -13,6 +13,10 @@
 /// | `ay` | ``bytes(_:)`` |
 /// | `as`, `ao` and other arrays | ``array(_:)`` |
 /// | `a{..}` (e.g. ManufacturerData `a{qv}`, ServiceData `a{sv}`) | ``dictionary(_:)`` |
+///
+/// Doubles compare and hash by their bits, as they travel: a NaN equals
+/// itself (so a dictionary keyed by NaNs from a peer holds one entry, not one
+/// per key, each probing past all the others), and `0.0` differs from `-0.0`.
 public enum PropertyValue: Hashable, Sendable {
     /// A Boolean.
     case bool(Bool)
@@ -84,6 +88,36 @@ public enum PropertyValue: Hashable, Sendable {
     /// The dictionary, if this is one.
     public var dictionaryValue: [PropertyValue: PropertyValue]? {
         if case .dictionary(let value) = self { value } else { nil }
+    }
+
+    /// Equal cases with equal payloads; doubles by their bits.
+    public static func == (lhs: PropertyValue, rhs: PropertyValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.bool(let a), .bool(let b)): a == b
+        case (.int(let a), .int(let b)): a == b
+        case (.uint(let a), .uint(let b)): a == b
+        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+        case (.string(let a), .string(let b)), (.objectPath(let a), .objectPath(let b)): a == b
+        case (.bytes(let a), .bytes(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.dictionary(let a), .dictionary(let b)): a == b
+        default: false
+        }
+    }
+
+    /// Hashes the case and its payload; doubles by their bits, as ``==`` compares them.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .bool(let value): hasher.combine(0 as UInt8); hasher.combine(value)
+        case .int(let value): hasher.combine(1 as UInt8); hasher.combine(value)
+        case .uint(let value): hasher.combine(2 as UInt8); hasher.combine(value)
+        case .double(let value): hasher.combine(3 as UInt8); hasher.combine(value.bitPattern)
+        case .string(let value): hasher.combine(4 as UInt8); hasher.combine(value)
+        case .objectPath(let value): hasher.combine(5 as UInt8); hasher.combine(value)
+        case .bytes(let value): hasher.combine(6 as UInt8); hasher.combine(value)
+        case .array(let value): hasher.combine(7 as UInt8); hasher.combine(value)
+        case .dictionary(let value): hasher.combine(8 as UInt8); hasher.combine(value)
+        }
     }
 }
 

@@ -95,7 +95,8 @@ public enum DBusValue: Sendable, CustomStringConvertible {
 }
 
 extension DBusValue: Equatable {
-    /// Structural equality; `UnixFD`s compare by identity, `.bytes` equals the equivalent `.array(.byte, ...)`.
+    /// Structural equality; `UnixFD`s compare by identity, `.bytes` equals the equivalent `.array(.byte, ...)`,
+    /// doubles compare by their bits as they travel (a NaN equals itself, `0.0` differs from `-0.0`).
     public static func == (lhs: DBusValue, rhs: DBusValue) -> Bool {
         switch (lhs, rhs) {
         case (.byte(let a), .byte(let b)): a == b
@@ -106,7 +107,7 @@ extension DBusValue: Equatable {
         case (.uint32(let a), .uint32(let b)): a == b
         case (.int64(let a), .int64(let b)): a == b
         case (.uint64(let a), .uint64(let b)): a == b
-        case (.double(let a), .double(let b)): a == b
+        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
         case (.string(let a), .string(let b)): a == b
         case (.objectPath(let a), .objectPath(let b)): a == b
         case (.signature(let a), .signature(let b)): a == b
