@@ -100,6 +100,12 @@ struct RoleHostTests {
         await host.stop(trigger: "t")
     }
 
+    @Test("after a lost backend, restarts wait 1 s, doubling up to 30 s")
+    func restartPauses() {
+        let pauses = (1...8).map { RoleHost.restartPause(attempt: $0).components.seconds }
+        #expect(pauses == [1, 2, 4, 8, 16, 30, 30, 30])
+    }
+
     @Test("plugin method errors reach the client with the plugin's code; core codes are not forged")
     func pluginErrors() async throws {
         defer { directory.remove() }

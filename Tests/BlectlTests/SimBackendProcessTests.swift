@@ -164,12 +164,11 @@ struct SimBackendProcessTests {
         #expect(await agent.child.finish().status == 128 + SIGKILL)
     }
 
-    /// The bus and blesim pids from the agent's `sim: private bus ... (pid N), blesim pid M` line.
-    static func childPIDs(in log: String) -> [Int32] {
-        guard let found = log.split(separator: "\n").first(where: { $0.contains("sim: private bus") }) else {
-            return []
-        }
-        let line = String(found)
+    /// The bus and blesim pids from the agent's `occurrence`th `sim: private bus ... (pid N), blesim pid M` line.
+    static func childPIDs(in log: String, occurrence: Int = 1) -> [Int32] {
+        let lines = log.split(separator: "\n").filter { $0.contains("sim: private bus") }
+        guard lines.count >= occurrence, occurrence > 0 else { return [] }
+        let line = String(lines[occurrence - 1])
         var pids: [Int32] = []
         for marker in ["(pid ", "blesim pid "] {
             let pieces = line.split(separator: marker, maxSplits: 1, omittingEmptySubsequences: false)

@@ -2,6 +2,7 @@ import BLE
 import BlueZ
 import DBus
 import Glibc
+import IO
 import RoleKit
 import Synchronization
 
@@ -10,11 +11,18 @@ import Synchronization
 /// the embedded simulator, which it starts (dbus-daemon, then blesim, each
 /// awaited on its ready output) and keeps across reloads while the backend
 /// stays `sim` with the same settings.
+///
+/// It watches what it opened: when the role's bus connection closes under
+/// it, or the simulator's bus or blesim exits, the observer set with
+/// ``observeLoss(_:)`` hears which ``Opened`` was lost and why (once; never
+/// for a backend closed on purpose).
 public final class BackendFactory: Sendable {
     /// A manager and how to take it down cleanly.
     public struct Opened: Sendable {
         /// The manager for the plugin's context.
         public let manager: RoleManager
+        /// Names this opening in what ``observeLoss(_:)`` reports.
+        public let generation: Int
         /// Stops scans, closes links, unregisters the application and
         /// advertisement, and closes the bus connection.
         public let close: @Sendable () async -> Void
@@ -24,10 +32,21 @@ public final class BackendFactory: Sendable {
     /// The bus connection of the running role's manager, while one runs.
     private let connection = Mutex<DBusConnection?>(nil)
     private let log: @Sendable (String) -> Void
+    /// The watch on what is open now (the running role's backend), which a simulator exit reports to.
+    private let openLoss = Mutex<BackendLoss?>(nil)
+    private let lossObserver = Mutex<(@Sendable (_ generation: Int, _ reason: String) -> Void)?>(nil)
+    private let generations = Mutex(0)
 
     /// A factory logging through `log`.
     public init(log: @escaping @Sendable (String) -> Void) {
         self.log = log
+    }
+
+    /// Calls `observer` when an opened backend is lost while open, with its ``Opened/generation`` and the reason
+    /// (`"its bus connection closed (the peer closed the connection)"`, `"blesim exited (killed by signal 9)"`).
+    /// It runs on whichever thread noticed, so it must not block.
+    public func observeLoss(_ observer: @escaping @Sendable (_ generation: Int, _ reason: String) -> Void) {
+        lossObserver.withLock { $0 = observer }
     }
 
     /// The private bus's address while the simulator runs.
@@ -50,7 +69,9 @@ public final class BackendFactory: Sendable {
 
     func prepare(backend: AgentConfig.Backend, sim: AgentConfig.Sim) async throws(ProcessFailure) {
         let current = simulator.withLock { $0 }
-        if backend == .sim, let current, current.settings == sim, current.blesim.isRunning { return }
+        if backend == .sim, let current, current.settings == sim, current.blesim.isRunning, current.bus.isRunning {
+            return
+        }
         if let current {
             simulator.withLock { $0 = nil }
             log("sim: stopping blesim (pid \(current.blesim.pid)) and the private bus (pid \(current.bus.pid))")
@@ -61,6 +82,45 @@ public final class BackendFactory: Sendable {
         if settings.binary == nil { settings.binary = Self.besideExecutable("blesim") }
         let started = try await SimEnvironment.start(settings, configured: sim, log: log)
         simulator.withLock { $0 = started }
+        watch(started.bus, of: started, as: "the simulator's bus")
+        watch(started.blesim, of: started, as: "blesim")
+    }
+
+    /// Reports `child`'s exit as a loss of the open backend, unless `environment` was stopped on purpose first
+    /// (it is no longer the current one). One task per child, ending with it.
+    private func watch(_ child: ChildProcess, of environment: SimEnvironment, as name: String) {
+        Task { [weak self] in
+            let status = await child.wait()
+            guard let self, self.simulator.withLock({ $0 === environment }) else { return }
+            self.log("sim: \(name) (pid \(child.pid)) exited (\(status))")
+            self.openLoss.withLock { $0 }?.lost("\(name) exited (\(status))")
+        }
+    }
+
+    /// A loss watch for a new opening of `connection`, made the current one; it reports the connection closing
+    /// under the role (one task, ending with the connection).
+    private func watchLoss(of connection: DBusConnection) -> BackendLoss {
+        let generation = generations.withLock { value in
+            value += 1
+            return value
+        }
+        let loss = BackendLoss(generation: generation) { [weak self] generation, reason in
+            self?.lossObserver.withLock { $0 }?(generation, reason)
+        }
+        openLoss.withLock { $0 = loss }
+        Task {
+            await connection.closed()
+            loss.lost("its bus connection closed (\(connection.closeReason ?? "closed on this side"))")
+        }
+        return loss
+    }
+
+    /// Marks `loss` as closing on purpose and stops sending simulator exits to it.
+    private func closing(_ loss: BackendLoss) {
+        loss.closing()
+        openLoss.withLock { current in
+            if current === loss { current = nil }
+        }
     }
 
     /// Stops the simulator, if it runs.
@@ -123,7 +183,9 @@ public final class BackendFactory: Sendable {
                 throw ProcessFailure("starting the central backend: \(error)")
             }
             let central = CentralManager(backend: backend, options: .init(adapter: adapterName, restoration: store))
-            return Opened(manager: .central(central)) {
+            let loss = watchLoss(of: connection)
+            return Opened(manager: .central(central), generation: loss.generation) {
+                self.closing(loss)
                 central.stopScan()
                 for peripheral in central.retrieveConnectedPeripherals(withServices: []) {
                     try? await central.cancelConnection(peripheral)
@@ -143,7 +205,9 @@ public final class BackendFactory: Sendable {
             }
             let peripheral = PeripheralManager(
                 backend: backend, options: .init(adapter: adapterName, restoration: store))
-            return Opened(manager: .peripheral(peripheral)) {
+            let loss = watchLoss(of: connection)
+            return Opened(manager: .peripheral(peripheral), generation: loss.generation) {
+                self.closing(loss)
                 try? await peripheral.stopAdvertising()
                 try? await peripheral.removeAllServices()
                 await backend.shutdown()

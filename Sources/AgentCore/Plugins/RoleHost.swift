@@ -11,6 +11,12 @@ import Synchronization
 /// a time, in the order they were asked for. A plugin that fails leaves the
 /// host in ``RolePhase/failed`` with the reason; the agent lives on.
 ///
+/// When the running role's backend is lost (its bus connection closed under
+/// it, the simulator exited), the host stops the plugin, reports the role
+/// failed with the reason, and starts it again after a pause that doubles
+/// from 1 s up to 30 s while starting keeps failing. A reload or a stop ends
+/// the retries.
+///
 /// Every phase change is logged and published as a `state` event with
 /// `agentState: "role"` (docs/control-api.md).
 public final class RoleHost: Sendable {
@@ -67,6 +73,13 @@ public final class RoleHost: Sendable {
         var running: Running?
         var tail: Task<Void, Never>?
         var closed = false
+        /// The restart waiting after a lost backend: its attempt number and the pause before it.
+        var restart: (attempt: Int, pause: Task<Void, Never>)?
+    }
+
+    /// The pause before restart `attempt` (1, 2, ...) after a lost backend: 1 s, doubling, at most 30 s.
+    public static func restartPause(attempt: Int) -> Duration {
+        .seconds(min(1 << min(max(attempt - 1, 0), 5), 30))
     }
 
     private let state = Mutex(State())
@@ -91,6 +104,10 @@ public final class RoleHost: Sendable {
         self.bus = bus
         self.options = options
         self.log = log
+        backends?.observeLoss { [weak self] generation, reason in
+            guard let self else { return }
+            Task { await self.enqueue { host in await host.backendLost(generation: generation, reason: reason) } }
+        }
     }
 
     /// The role state now: `degraded` while a running peripheral's manager
@@ -134,7 +151,11 @@ public final class RoleHost: Sendable {
     /// queued behind it or made later does nothing (the agent is shutting
     /// down). Returns once the plugin has stopped (or its stop deadline passed).
     public func stop(trigger: String) async {
-        state.withLock { $0.closed = true }
+        state.withLock { state in
+            state.closed = true
+            state.restart?.pause.cancel()
+            state.restart = nil
+        }
         await enqueue { host in await host.stopRunning(trigger: trigger) }
     }
 
@@ -152,7 +173,11 @@ public final class RoleHost: Sendable {
     }
 
     private func transition(to spec: Spec?, trigger: String) async {
-        let (current, phase, closed) = state.withLock { ($0.spec, $0.status.phase, $0.closed) }
+        let (current, phase, closed) = state.withLock { state in
+            state.restart?.pause.cancel()
+            state.restart = nil
+            return (state.spec, state.status.phase, state.closed)
+        }
         if closed || (spec != nil && spec == current && phase == .running) { return }
         await stopRunning(trigger: trigger)
         guard let spec else { return }
@@ -265,6 +290,54 @@ public final class RoleHost: Sendable {
         }
         state.withLock { state in
             if state.running == nil { task.cancel() } else { state.running?.health = task }
+        }
+    }
+
+    /// The backend of the opening `generation` was lost: if that is what runs, stops the plugin, reports the role
+    /// failed and schedules a restart.
+    private func backendLost(generation: Int, reason: String) async {
+        guard
+            let running = state.withLock({ state in state.closed ? nil : state.running }),
+            running.opened?.generation == generation
+        else { return }
+        let spec = running.spec
+        await stopRunning(trigger: "backend-lost")
+        scheduleRestart(spec, after: "the \(spec.backend.rawValue) backend was lost: \(reason)", attempt: 1)
+    }
+
+    /// Reports the role failed for `reason` and starts it again after ``restartPause(attempt:)``.
+    private func scheduleRestart(_ spec: Spec, after reason: String, attempt: Int) {
+        let pause = Self.restartPause(attempt: attempt)
+        let seconds = pause.components.seconds
+        let scheduled = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.spec = spec
+            state.restart?.pause.cancel()
+            let task = Task { [weak self] in
+                try? await Task.sleep(for: pause)
+                guard !Task.isCancelled, let self else { return }
+                await self.enqueue { host in await host.restart(spec, attempt: attempt) }
+            }
+            state.restart = (attempt, task)
+            return true
+        }
+        guard scheduled else { return }
+        fail(spec, "\(reason); starting again in \(seconds) s (attempt \(attempt))", trigger: "backend-lost")
+    }
+
+    /// Restart `attempt` after a lost backend, unless a reload or stop came first; schedules the next one if
+    /// starting fails again.
+    private func restart(_ spec: Spec, attempt: Int) async {
+        let due = state.withLock { state -> Bool in
+            guard !state.closed, state.spec == spec, state.restart?.attempt == attempt else { return false }
+            state.restart = nil
+            return true
+        }
+        guard due else { return }
+        await start(spec, trigger: "backend-restart")
+        let status = state.withLock { $0.status }
+        if status.phase == .failed {
+            scheduleRestart(spec, after: status.reason ?? "starting failed", attempt: attempt + 1)
         }
     }
 

@@ -92,6 +92,10 @@ public final class DBusConnection: Sendable {
     /// that are not D-Bus (the check that failed). Nil while reading, and after ``close()``.
     public var closeReason: String? { core.closeReason }
 
+    /// Returns once the connection is closed, by ``close()`` or because it was lost (then ``closeReason`` says
+    /// why). Any number of tasks may wait; each is woken once.
+    public func closed() async { await core.waitUntilClosed() }
+
     /// Closes the connection: messages already queued get a short grace period to be written, pending calls fail
     /// with ``DBusError/Name/disconnected``, signal streams end. Returns once the connection is released.
     public func close() async {

@@ -1,0 +1,65 @@
+import BLETesting
+import Glibc
+import JSON
+import Testing
+
+@Suite("bleagent when its backend dies under it", .serialized)
+struct SimLossProcessTests {
+    @Test(
+        "blesim, then the private bus, killed under a running role: each time the role is reported failed with why, the simulator is started again and the role runs on it"
+    )
+    func simulatorDiesUnderTheRole() async throws {
+        let agent = try await RunningAgent(
+            config: RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")))
+        let socket = ["--socket", agent.socketPath]
+        #expect(await agent.child.waitForStderr(containing: "blesim pid"))
+        let states = try await Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "state"])
+        #expect(await states.waitForStderr(containing: "streaming events"))
+
+        // blesim alone: the agent's bus connection lives, but what it served is gone.
+        let first = SimBackendProcessTests.childPIDs(in: agent.child.stderrText)
+        try #require(first.count == 2, "\(agent.child.stderrText)")
+        kill(first[1], SIGKILL)
+        let lost = try await Self.nextRoleState(of: states, trigger: "backend-lost", state: "failed")
+        let reason = lost?["reason"]?.stringValue ?? ""
+        #expect(reason.hasPrefix("the sim backend was lost: blesim exited (killed by signal 9)"), "\(reason)")
+        #expect(reason.hasSuffix("starting again in 1 s (attempt 1)"), "\(reason)")
+        #expect(try await Self.nextRoleState(of: states, trigger: "backend-restart", state: "running") != nil)
+        #expect(await agent.child.waitForStderr(containing: "blesim pid", occurrences: 2))
+        let second = SimBackendProcessTests.childPIDs(in: agent.child.stderrText, occurrence: 2)
+        #expect(second.count == 2 && second.allSatisfy(processAlive), "\(agent.child.stderrText)")
+        #expect(!first.contains { second.contains($0) }, "a new bus and blesim: \(first) then \(second)")
+        let ble = try await blectl(socket + ["--json", "call", "diag.ble"])
+        #expect(ble.stdout.contains(#""manager":"central","state":"poweredOn""#), "\(ble)")
+
+        // Now the private bus: the connection closes under the role (or blesim, on the same bus, exits first).
+        try #require(second.count == 2)
+        kill(second[0], SIGKILL)
+        let busLost = try await Self.nextRoleState(of: states, trigger: "backend-lost", state: "failed")
+        let busReason = busLost?["reason"]?.stringValue ?? ""
+        #expect(
+            busReason.hasPrefix("the sim backend was lost: its bus connection closed (the peer closed the connection)")
+                || busReason.hasPrefix("the sim backend was lost: the simulator's bus exited (killed by signal 9)")
+                || busReason.hasPrefix("the sim backend was lost: blesim exited"), "\(busReason)")
+        #expect(try await Self.nextRoleState(of: states, trigger: "backend-restart", state: "running") != nil)
+        let status = try JSON(parsing: try await blectl(socket + ["--json", "status"]).stdout)
+        #expect(status["roleState"]?["state"] == "running", "\(status)")
+        #expect(await agent.child.waitForStderr(containing: "blesim pid", occurrences: 3))
+        let third = SimBackendProcessTests.childPIDs(in: agent.child.stderrText, occurrence: 3)
+        #expect(third.count == 2 && third.allSatisfy(processAlive), "\(agent.child.stderrText)")
+
+        states.signal(SIGKILL)
+        _ = await states.finish()
+        let stopped = await agent.stop()
+        #expect(stopped.status == 0)
+        for pid in third { #expect(!processAlive(pid), "child \(pid) gone after SIGTERM") }
+    }
+
+    /// The role state of the next `state` event from `events` with `trigger` and role state `state`.
+    static func nextRoleState(of events: Child, trigger: String, state: String) async throws -> JSON? {
+        let line = await events.waitForStdoutLine {
+            $0.contains(#""trigger":"\#(trigger)""#) && $0.contains(#""roleState":{"state":"\#(state)""#)
+        }
+        return try line.map { try JSON(parsing: $0)["data"]?["roleState"] } ?? nil
+    }
+}
