@@ -144,6 +144,13 @@ public final class Agent: Sendable {
                 "maxQueued": .int(Int64(bounds.maxQueuedCalls)), "refused": .int(Int64(counters.refused)),
             ]
         }
+        if let (statistics, interval) = backends?.busReads {
+            let (seconds, attoseconds) = interval.components
+            limits["busReads"] = [
+                "reads": .int(Int64(statistics.reads)), "paced": .int(Int64(statistics.paced)),
+                "readIntervalMicroseconds": .int(seconds * 1_000_000 + attoseconds / 1_000_000_000_000),
+            ]
+        }
         if let server = server.withLock({ $0 }) {
             let counters = server.counters
             let options = server.options

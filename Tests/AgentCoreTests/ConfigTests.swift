@@ -138,17 +138,22 @@ struct ConfigTests {
             ])
     }
 
-    @Test("the central's BlueZ fast paths are on by default and can be turned off one by one")
+    @Test(
+        "the central's BlueZ fast paths are on by default and can be turned off one by one; the bus read interval is 500 µs unless set (0 to 100,000 µs)"
+    )
     func bluezOptions() throws {
         let defaults = try AgentConfig.load(from: "\(fixtures)/valid-minimal.json")
         #expect(defaults.bluez.acquireNotify && defaults.bluez.acquireWrite)
+        #expect(defaults.bluez.readInterval == .microseconds(500))
         let config = try AgentConfig.load(from: "\(fixtures)/bluez-options.json")
         #expect(!config.bluez.acquireNotify)
         #expect(config.bluez.acquireWrite)
+        #expect(config.bluez.readInterval == .zero)
         #expect(
             issues("bad-bluez.json") == [
                 "bluez.acquireNotify: expected true or false, found a string",
                 "bluez.acquireWrite: expected true or false, found an integer",
+                "bluez.readIntervalMicroseconds: expected an integer from 0 to 100000, found 100001",
                 "bluez.startNotify: unknown field",
             ])
     }

@@ -9,8 +9,9 @@ struct SimLossProcessTests {
         "blesim, then the private bus, killed under a running role: each time the role is reported failed with why, the simulator is started again and the role runs on it"
     )
     func simulatorDiesUnderTheRole() async throws {
-        let agent = try await RunningAgent(
-            config: RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")))
+        let config = RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")).replacing(
+            #""backend": "sim","#, with: #""backend": "sim", "bluez": { "readIntervalMicroseconds": 250 },"#)
+        let agent = try await RunningAgent(config: config)
         let socket = ["--socket", agent.socketPath]
         #expect(await agent.child.waitForStderr(containing: "blesim pid"))
         let states = try await Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "state"])
@@ -44,6 +45,10 @@ struct SimLossProcessTests {
         #expect(try await Self.nextRoleState(of: states, trigger: "backend-restart", state: "running") != nil)
         let status = try JSON(parsing: try await blectl(socket + ["--json", "status"]).stdout)
         #expect(status["roleState"]?["state"] == "running", "\(status)")
+        // The new connection reads as configured.
+        let reads = status["limits"]?["busReads"]
+        #expect(reads?["readIntervalMicroseconds"] == 250, "\(status)")
+        #expect((reads?["reads"]?.intValue ?? 0) > 0, "\(status)")
         #expect(await agent.child.waitForStderr(containing: "blesim pid", occurrences: 3))
         let third = SimBackendProcessTests.childPIDs(in: agent.child.stderrText, occurrence: 3)
         #expect(third.count == 2 && third.allSatisfy(processAlive), "\(agent.child.stderrText)")

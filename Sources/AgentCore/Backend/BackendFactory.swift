@@ -58,6 +58,12 @@ public final class BackendFactory: Sendable {
         connection.withLock { $0.map { ($0.objects.limits, $0.objects.callCounters) } }
     }
 
+    /// How the running role's bus connection has been read (reads, readinesses paced) and its read interval,
+    /// while a role runs.
+    public var busReads: (statistics: DBusConnection.ReadStatistics, interval: Duration)? {
+        connection.withLock { $0.map { ($0.readStatistics, $0.readInterval) } }
+    }
+
     /// The simulator's child process ids (bus, blesim) while it runs.
     public var simProcessIDs: [Int32] { simulator.withLock { $0.map { [$0.bus.pid, $0.blesim.pid] } ?? [] } }
 
@@ -160,9 +166,9 @@ public final class BackendFactory: Sendable {
         do {
             if backend == .sim {
                 guard let address = simBusAddress else { throw ProcessFailure("the simulator is not running") }
-                connection = try await DBusConnection.connect(address: address)
+                connection = try await DBusConnection.connect(address: address, readInterval: bluez.readInterval)
             } else {
-                connection = try await DBusConnection.system()
+                connection = try await DBusConnection.system(readInterval: bluez.readInterval)
             }
         } catch {
             throw ProcessFailure("connecting to the \(backend.rawValue) bus: \(error)")

@@ -73,6 +73,14 @@ public struct AgentConfig: Sendable, Hashable {
         /// Writes without response through AcquireWrite sockets (default);
         /// false: WriteValue with `type: "command"` only.
         public var acquireWrite = true
+        /// The shortest time between two reads of the bus connection while
+        /// only signals arrive (a flood of advertisement reports is then read
+        /// in runs, not one wake-up per message); `.zero` reads at once.
+        /// Replies are never held back (`DBusConnection`'s `readInterval`).
+        public var readInterval: Duration = .microseconds(500)
+
+        /// The most ``readInterval`` may be, in microseconds (100 ms).
+        public static let maximumReadIntervalMicroseconds: Int64 = 100_000
 
         /// The defaults.
         public init() {}
@@ -225,6 +233,14 @@ extension AgentConfig {
         guard var reader = top.object("bluez") else { return nil }
         if let value = reader.bool("acquireNotify") { bluez.acquireNotify = value }
         if let value = reader.bool("acquireWrite") { bluez.acquireWrite = value }
+        if let value = reader.int("readIntervalMicroseconds") {
+            let maximum = BlueZ.maximumReadIntervalMicroseconds
+            if (0...maximum).contains(value) {
+                bluez.readInterval = .microseconds(value)
+            } else {
+                reader.issue("readIntervalMicroseconds", "expected an integer from 0 to \(maximum), found \(value)")
+            }
+        }
         reader.finish()
         top.absorb(reader)
         return reader.issues.isEmpty ? bluez : nil

@@ -54,6 +54,9 @@ public final class DBusConnection: Sendable {
     /// second a read then takes about 30 messages instead of about 2.
     public static let defaultReadInterval = Duration.microseconds(500)
 
+    /// The shortest time between two reads during a flood of signals, as connected (``connect(address:registerOnBus:readInterval:)``).
+    public var readInterval: Duration { core.readInterval }
+
     /// How the connection's socket has been read so far.
     public struct ReadStatistics: Hashable, Sendable {
         /// Reads of the socket.
