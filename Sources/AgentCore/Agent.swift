@@ -57,6 +57,14 @@ public final class Agent: Sendable {
         self.loop = loop
         self.notifier = notifier
         self.log = log
+        // Where the role host settles on its own (a lost backend, its restarts, a peripheral's registrations),
+        // systemd's STATUS= follows.
+        roleHost.observeChanges { [weak self] status, trigger in
+            guard let self, RoleHost.ownTriggers.contains(trigger),
+                [.running, .degraded, .failed].contains(status.phase)
+            else { return }
+            try? self.notifier?.send("STATUS=\(self.statusLine(status.phase))")
+        }
     }
 
     /// The config in force.
@@ -263,9 +271,11 @@ public final class Agent: Sendable {
     }
 
     /// The STATUS= text sent with READY=1: the role and its state.
-    private var readyStatus: String {
-        let role = roleHost.status
-        return "\(config.role.rawValue) role \(role.phase.rawValue) (config \(configPath))"
+    private var readyStatus: String { statusLine(roleHost.status.phase) }
+
+    /// The STATUS= text for the role in `phase`.
+    private func statusLine(_ phase: RolePhase) -> String {
+        "\(config.role.rawValue) role \(phase.rawValue) (config \(configPath))"
     }
 
     private func stateEvent(_ agentState: String, trigger: String) -> JSON {

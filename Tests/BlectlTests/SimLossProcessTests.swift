@@ -25,6 +25,9 @@ struct SimLossProcessTests {
         let reason = lost?["reason"]?.stringValue ?? ""
         #expect(reason.hasPrefix("the sim backend was lost: blesim exited (killed by signal 9)"), "\(reason)")
         #expect(reason.hasSuffix("starting again in 1 s (attempt 1)"), "\(reason)")
+        // systemd hears it (STATUS=, as `systemctl status` shows it), and the return.
+        #expect(await agent.notify.next() == "STATUS=central role failed (config \(agent.configPath))")
+        #expect(await agent.notify.next() == "STATUS=central role running (config \(agent.configPath))")
         #expect(try await Self.nextRoleState(of: states, trigger: "backend-restart", state: "running") != nil)
         #expect(await agent.child.waitForStderr(containing: "blesim pid", occurrences: 2))
         let second = SimBackendProcessTests.childPIDs(in: agent.child.stderrText, occurrence: 2)

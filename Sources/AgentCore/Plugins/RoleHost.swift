@@ -89,6 +89,7 @@ public final class RoleHost: Sendable {
     private let options: Options
     private let backends: BackendFactory?
     private let observer = Mutex<(@Sendable (RoleManager) -> Void)?>(nil)
+    private let changeObserver = Mutex<(@Sendable (RoleStatus, String) -> Void)?>(nil)
     private let fleet = Mutex<any FleetPublisher>(NoFleet())
     private let log: AgentLog
 
@@ -129,6 +130,16 @@ public final class RoleHost: Sendable {
     /// ``RoleManager/none`` when it stops (the control methods follow it).
     public func observeManagers(_ observer: @escaping @Sendable (RoleManager) -> Void) {
         self.observer.withLock { $0 = observer }
+    }
+
+    /// The triggers of transitions the host makes on its own, not asked by ``apply(_:trigger:)`` or
+    /// ``stop(trigger:)``: a lost backend and the restarts after it, a peripheral's registrations changing.
+    public static let ownTriggers: Set<String> = ["backend-lost", "backend-restart", "registration"]
+
+    /// Calls `observer` with each role status announced and its trigger (after it is logged and published). It
+    /// runs on the task making the transition, so it must not block.
+    public func observeChanges(_ observer: @escaping @Sendable (RoleStatus, _ trigger: String) -> Void) {
+        changeObserver.withLock { $0 = observer }
     }
 
     /// Gives plugins started from now on `publisher` as ``RoleContext/fleet``.
@@ -359,6 +370,7 @@ public final class RoleHost: Sendable {
         if let reason = status.reason { line += ": \(reason)" }
         log.log(status.phase == .failed ? .warning : .info, line)
         bus.publish(.state, ["agentState": "role", "trigger": .string(trigger), "roleState": status.json])
+        changeObserver.withLock { $0 }?(status, trigger)
     }
 
     static func pluginRole(_ role: AgentConfig.Role) -> PluginRole {
