@@ -230,6 +230,10 @@ check "the peripheral agent went through resetting and back to poweredOn" grep -
 check "the central agent went through resetting and back to poweredOn" grep -q 'resetting.*poweredOn' <<< "$ble_c"
 check "the peripheral agent's role still running" role_running p
 check "the central agent's role still running" role_running c
+lost=$( (events p state 'select(.trigger == "backend-lost")'; events c state 'select(.trigger == "backend-lost")') | wc -l)
+check "a bluetoothd restart is not a lost backend: no role was stopped for it ($lost events)" [ "$lost" -eq 0 ]
+check "the central's bus connection reads under the default interval" json_ok "$(jctl c status)" \
+    '.limits.busReads.reads > 0 and .limits.busReads.readIntervalMicroseconds == 500'
 temp=$(jctl c read "$GW" 2a6e | jq -r .value)
 check "read Temperature after the restart = $temp (28.00 degC: $(le_hex16 2800))" [ "$temp" = "$(le_hex16 2800)" ]
 check "disconnect gw-vm" ctl c disconnect "$GW"
