@@ -42,6 +42,21 @@ struct FilesAndProcessesTests {
         #expect(!child.isRunning)
     }
 
+    @Test("a child gets descriptors 0, 1 and 2 only, also where the parent holds one left inheritable")
+    func childInheritsOnlyStandardDescriptors() async throws {
+        // A plain pipe(2) is inheritable, as libraries (libmosquitto's sockets) leave theirs.
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        defer { for end in ends { close(end) } }
+        let probe = ends.map { "[ -e /proc/self/fd/\($0) ] && echo open \($0)" }.joined(separator: "; ")
+        let child = try await ChildProcess.spawn(
+            "/bin/sh", ["-c", probe + "; ls /proc/self/fd | wc -l"], standardOutput: .collect(limit: 1024))
+        #expect(await child.wait().code == 0)
+        #expect(await child.standardOutput?.waitForEnd(timeout: .seconds(30)) == true)
+        // ls sees 0, 1, 2 and the directory it reads, nothing else.
+        #expect(child.standardOutput?.text == "4\n", "\(child.standardOutput?.text ?? "")")
+    }
+
     @Test("a program that cannot be executed is an error of execve, and nothing is left running")
     func execFailureIsReported() async throws {
         do {

@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -91,6 +92,28 @@ static inline int clinux_place_fd(int fd, int target) {
     return dup2(fd, target) < 0 ? -1 : 0;
 }
 
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/// Marks every descriptor from `first` on close-on-exec, in a child between
+/// fork and execve (async-signal-safe): close_range(2) with
+/// CLOSE_RANGE_CLOEXEC, or, where the kernel lacks it, fcntl on each number
+/// below the soft RLIMIT_NOFILE (at most 2^20).
+static inline void clinux_cloexec_from(int first) {
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned int)first, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+#endif
+    struct rlimit limit;
+    long last = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) last = (long)limit.rlim_cur;
+    if (last > (1L << 20)) last = 1L << 20;
+    for (long fd = first; fd < last; fd++) {
+        int flags = fcntl((int)fd, F_GETFD);
+        if (flags >= 0 && (flags & FD_CLOEXEC) == 0) fcntl((int)fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+}
+
 /// Forks and executes `path` with `argv` and `envp`. In the child, between
 /// fork and execve, only async-signal-safe calls run: every signal back to its
 /// default action and unblocked; with `death_signal` > 0, PR_SET_PDEATHSIG
@@ -98,7 +121,9 @@ static inline int clinux_place_fd(int fd, int target) {
 /// as long as the child should) and getppid() compared with the parent's pid
 /// to close the race where the parent died before prctl; then `stdin_fd`,
 /// `stdout_fd` and `stderr_fd` (when >= 0; they must be 3 or above, or already
-/// the descriptor they go to) onto descriptors 0, 1 and 2. If any step or
+/// the descriptor they go to) onto descriptors 0, 1 and 2, and every other
+/// descriptor marked close-on-exec, so the child gets only those three
+/// whatever a library left inheritable (libmosquitto's sockets are). If any step or
 /// execve fails, the child writes errno to `error_fd` (which must be
 /// close-on-exec, so a successful execve closes it unwritten) and exits with
 /// status 127. Returns the child's pid, or -1 with errno when fork failed.
@@ -125,6 +150,7 @@ static inline pid_t clinux_spawn(const char *path, char *const argv[], char *con
     if (failure == 0 && clinux_place_fd(stdin_fd, 0) != 0) failure = errno;
     if (failure == 0 && clinux_place_fd(stdout_fd, 1) != 0) failure = errno;
     if (failure == 0 && clinux_place_fd(stderr_fd, 2) != 0) failure = errno;
+    if (failure == 0) clinux_cloexec_from(3);
     if (failure == 0) {
         execve(path, argv, envp);
         failure = errno;
