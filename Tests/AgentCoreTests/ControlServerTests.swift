@@ -273,7 +273,7 @@ struct ControlServerTests {
 
         // A stale socket: bound, never listening, its process gone.
         let stalePath = "\(harness.directory.path)/stale.sock"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(stalePath.utf8)) }

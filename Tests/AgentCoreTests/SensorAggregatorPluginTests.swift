@@ -223,7 +223,7 @@ struct Fail: Error, CustomStringConvertible {
 
 /// Sends `text` as one datagram to the Unix socket at `path`.
 func sendDatagram(_ path: String, _ text: String) {
-    let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+    let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)

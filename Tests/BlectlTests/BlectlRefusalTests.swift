@@ -1,5 +1,6 @@
 import BLETesting
 import Glibc
+import IO
 import JSON
 import Testing
 
@@ -40,7 +41,9 @@ struct BlectlRefusalTests {
 
         /// Accepts the pending connection, writes the refusal as the agent does, and closes it.
         func refuseNext() {
-            let client = accept(fd, nil, nil)
+            // Close-on-exec, so that no child spawned meanwhile keeps the connection open after the close below.
+            guard let accepted = try? FileDescriptor(rawValue: fd).accept() else { return }
+            let client = accepted.rawValue
             let line =
                 #"{"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"uid 0 is not allowed (control.allowedUids)"}}"#
                 + "\n"

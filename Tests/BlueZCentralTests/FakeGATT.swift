@@ -104,7 +104,7 @@ final class FakeGATT: Sendable {
         var fds: [Int32] = [-1, -1]
         guard
             fds.withUnsafeMutableBufferPointer({
-                socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, $0.baseAddress)
+                socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, $0.baseAddress)
             }) == 0
         else { throw DBusError(.failed, "socketpair") }
         peers.withLock { $0[keyPath: keep] = fds[1] }

@@ -1,6 +1,7 @@
 import BLETesting
 import DBus
 import Glibc
+import IO
 import Testing
 
 @Suite("Every D-Bus type through a real bus")
@@ -83,12 +84,11 @@ struct RoundTripTests {
             let client = try await bus.connect()
             #expect(client.canPassUnixFDs)
             try server.objects.export(Fixture.path, interfaces: [Fixture.testInterface()])
-            var fds: [Int32] = [-1, -1]
-            #expect(pipe(&fds) == 0)
-            let readEnd = UnixFD(owning: fds[0])
+            let (pipeRead, pipeWrite) = try FileDescriptor.pipe()
+            let readEnd = UnixFD(owning: pipeRead.rawValue)
             let message = Array("through the pipe".utf8)
-            #expect(write(fds[1], message, message.count) == message.count)
-            close(fds[1])
+            #expect(write(pipeWrite.rawValue, message, message.count) == message.count)
+            pipeWrite.close()
             let reply = try await client.call(
                 destination: server.uniqueName, path: Fixture.path, interface: Fixture.interface, member: "ReadFD",
                 arguments: [.unixFD(readEnd)])

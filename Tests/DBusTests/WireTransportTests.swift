@@ -92,8 +92,7 @@ extension WireTransportTests {
 private enum PacingPeer {
     /// The script, on the peer's thread (see ``RawPeer/init(path:name:serve:)``).
     fileprivate static func serve(_ listener: Int32, _ outcome: inout RawPeer.Outcome) throws {
-        let client = accept(listener, nil, nil)
-        guard client >= 0 else { throw DBusError(.failed, "accept failed") }
+        let client = try RawPeer.accept(listener)
         defer { close(client) }
         var patience = timeval(tv_sec: 60, tv_usec: 0)
         _ = setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
@@ -169,7 +168,7 @@ private final class RawPeer: Sendable {
         serve: @escaping @Sendable (Int32, inout Outcome) throws -> Void = RawPeer.serve
     ) throws {
         (done, signal) = AsyncStream.makeStream(of: Void.self)
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try UnixSocket.bind(FileDescriptor(rawValue: listener), to: path)
         guard listen(listener, 1) == 0 else { throw DBusError(.failed, "listen failed") }
         try IOThread.spawn(name: name) { [self] in
@@ -185,6 +184,17 @@ private final class RawPeer: Sendable {
         }
     }
 
+    /// Waits for a client on `listener` and returns its socket, blocking and close-on-exec. Every descriptor of
+    /// the peer is close-on-exec: a child another test spawns meanwhile would otherwise hold a copy, and the
+    /// peer's hang-up would not reach the client until that child exits.
+    static func accept(_ listener: Int32) throws -> Int32 {
+        guard let client = try FileDescriptor(rawValue: listener).accept() else {
+            throw DBusError(.failed, "accept found no client")
+        }
+        try client.setNonBlocking(false)
+        return client.rawValue
+    }
+
     /// What the peer saw, once it is done.
     func finished() async -> Outcome {
         for await _ in done {}
@@ -192,8 +202,7 @@ private final class RawPeer: Sendable {
     }
 
     fileprivate static func serve(_ listener: Int32, _ outcome: inout Outcome) throws {
-        let client = accept(listener, nil, nil)
-        guard client >= 0 else { throw DBusError(.failed, "accept failed") }
+        let client = try RawPeer.accept(listener)
         defer { close(client) }
         // A client that never answers fails the test after 30 s instead of hanging it.
         var patience = timeval(tv_sec: 30, tv_usec: 0)
@@ -209,10 +218,9 @@ private final class RawPeer: Sendable {
         for byte in echo { try write(client, [byte]) }
         outcome.replies.append(try replyText(readMessage(client)))
 
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw DBusError(.failed, "pipe failed") }
-        try write(pipeEnds[1], Array("fd-ok".utf8))
-        close(pipeEnds[1])
+        let (pipeRead, pipeWrite) = try FileDescriptor.pipe()
+        try write(pipeWrite.rawValue, Array("fd-ok".utf8))
+        pipeWrite.close()
         let readFD = WireWriter.message(
             type: 1, serial: 2,
             fields: [
@@ -220,8 +228,8 @@ private final class RawPeer: Sendable {
                 .unixFDs(1),
             ],
             signature: nil, body: { $0.uint32(0) })
-        try sendWithDescriptor(client, readFD, pipeEnds[0])
-        close(pipeEnds[0])
+        try sendWithDescriptor(client, readFD, pipeRead.rawValue)
+        pipeRead.close()
         outcome.replies.append(try replyText(readMessage(client)))
 
         try write(client, Array(repeating: UInt8(ascii: "x"), count: 16))
