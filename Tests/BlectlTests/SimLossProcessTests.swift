@@ -63,6 +63,30 @@ struct SimLossProcessTests {
         for pid in third { #expect(!processAlive(pid), "child \(pid) gone after SIGTERM") }
     }
 
+    @Test(
+        "the private bus killed under a running peripheral: the role is reported failed, started again on a new simulator, and advertises there"
+    )
+    func busDiesUnderThePeripheral() async throws {
+        let agent = try await RunningAgent(
+            config: RunningAgent.config(role: "peripheral", plugins: ("Diagnostics", "Diagnostics")))
+        let socket = ["--socket", agent.socketPath]
+        #expect(await agent.child.waitForStderr(containing: "blesim pid"))
+        let states = try await Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "state"])
+        #expect(await states.waitForStderr(containing: "streaming events"))
+        let first = SimBackendProcessTests.childPIDs(in: agent.child.stderrText)
+        try #require(first.count == 2, "\(agent.child.stderrText)")
+        kill(first[0], SIGKILL)
+        let lost = try await Self.nextRoleState(of: states, trigger: "backend-lost", state: "failed")
+        #expect(lost?["role"] == "peripheral", "\(String(describing: lost))")
+        #expect(try await Self.nextRoleState(of: states, trigger: "backend-restart", state: "running") != nil)
+        let advertise = try await blectl(socket + ["advertise", "start", "--name", "again"])
+        #expect(advertise.status == 0, "\(advertise)")
+        #expect(try await blectl(socket + ["advertise", "stop"]).stdout == "advertising stopped\n")
+        states.signal(SIGKILL)
+        _ = await states.finish()
+        #expect(await agent.stop().status == 0)
+    }
+
     /// The role state of the next `state` event from `events` with `trigger` and role state `state`.
     static func nextRoleState(of events: Child, trigger: String, state: String) async throws -> JSON? {
         let line = await events.waitForStdoutLine {
