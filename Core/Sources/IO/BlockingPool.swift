@@ -41,7 +41,7 @@ public final class BlockingPool: Sendable {
         self.threads = max(1, threads)
         self.name = name
         let fd = eventfd(0, Int32(EFD_SEMAPHORE | EFD_CLOEXEC))
-        precondition(fd >= 0, "cannot create the blocking pool's eventfd: \(Errno.current)")
+        if fd < 0 { fatalError("cannot create the blocking pool's eventfd: \(Errno.current)") }
         ready = FileDescriptor(rawValue: fd)
         delayFile = getenv("BLEAGENT_TEST_BLOCKING_DELAY_FILE").map { String(cString: $0) }
     }
@@ -68,7 +68,7 @@ public final class BlockingPool: Sendable {
                 do {
                     try IOThread.spawn(name: "\(name)-\(index)") { [self] in work() }
                 } catch {
-                    preconditionFailure("cannot start the blocking pool: \(error)")
+                    fatalError("cannot start the blocking pool: \(error)")
                 }
             }
         }

@@ -136,7 +136,7 @@ public final class EventLoop: Sendable {
         do {
             return try EventLoop.start(name: "io-shared")
         } catch {
-            preconditionFailure("cannot start the shared event loop: \(error)")
+            fatalError("cannot start the shared event loop: \(error)")
         }
     }()
 
@@ -301,7 +301,7 @@ public final class EventLoop: Sendable {
             let count = clinux_epoll_wait(epoll.rawValue, &tokens, &events, Int32(Self.batch), timeout)
             if count < 0 {
                 if Errno.current == .interrupted { continue }
-                preconditionFailure("epoll_wait on the \(name) loop failed: \(Errno.current)")
+                fatalError("epoll_wait on the \(name) loop failed: \(Errno.current)")
             }
             for index in 0..<Int(count) {
                 if tokens[index] == Self.wakeToken {

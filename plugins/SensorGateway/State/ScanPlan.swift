@@ -30,7 +30,7 @@ public struct ScanPlan: Sendable, Hashable {
                 try .manufacturerData(0x004C, prefix: [0x02, 0x15]),
             ]
         } catch {
-            preconditionFailure("the decoders' patterns are valid: \(error)")
+            fatalError("the decoders' patterns are valid: \(error)")
         }
     }()
 

@@ -77,7 +77,7 @@ final class ConnectionDriver: Sendable {
     private var loop: EventLoop { core.loop }
 
     private var connection: OpaquePointer {
-        guard let pointer = OpaquePointer(bitPattern: handle) else { preconditionFailure("no libdbus connection") }
+        guard let pointer = OpaquePointer(bitPattern: handle) else { fatalError("no libdbus connection") }
         return pointer
     }
 
