@@ -11,15 +11,10 @@ struct SimLossProcessTests {
     func simulatorDiesUnderTheRole() async throws {
         let config = RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")).replacing(
             #""backend": "sim","#, with: #""backend": "sim", "bluez": { "readIntervalMicroseconds": 250 },"#)
-        let agent = try await RunningAgent(config: config)
+        let (agent, states, first) = try await Self.start(config)
         let socket = ["--socket", agent.socketPath]
-        #expect(await agent.child.waitForStderr(containing: "blesim pid"))
-        let states = try await Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "state"])
-        #expect(await states.waitForStderr(containing: "streaming events"))
 
         // blesim alone: the agent's bus connection lives, but what it served is gone.
-        let first = SimBackendProcessTests.childPIDs(in: agent.child.stderrText)
-        try #require(first.count == 2, "\(agent.child.stderrText)")
         kill(first[1], SIGKILL)
         let lost = try await Self.nextRoleState(of: states, trigger: "backend-lost", state: "failed")
         let reason = lost?["reason"]?.stringValue ?? ""
@@ -67,14 +62,9 @@ struct SimLossProcessTests {
         "the private bus killed under a running peripheral: the role is reported failed, started again on a new simulator, and advertises there"
     )
     func busDiesUnderThePeripheral() async throws {
-        let agent = try await RunningAgent(
-            config: RunningAgent.config(role: "peripheral", plugins: ("Diagnostics", "Diagnostics")))
+        let (agent, states, first) = try await Self.start(
+            RunningAgent.config(role: "peripheral", plugins: ("Diagnostics", "Diagnostics")))
         let socket = ["--socket", agent.socketPath]
-        #expect(await agent.child.waitForStderr(containing: "blesim pid"))
-        let states = try await Child("\(buildDirectory)/blectl", socket + ["--json", "events", "--kind", "state"])
-        #expect(await states.waitForStderr(containing: "streaming events"))
-        let first = SimBackendProcessTests.childPIDs(in: agent.child.stderrText)
-        try #require(first.count == 2, "\(agent.child.stderrText)")
         kill(first[0], SIGKILL)
         let lost = try await Self.nextRoleState(of: states, trigger: "backend-lost", state: "failed")
         #expect(lost?["role"] == "peripheral", "\(String(describing: lost))")
@@ -85,6 +75,19 @@ struct SimLossProcessTests {
         states.signal(SIGKILL)
         _ = await states.finish()
         #expect(await agent.stop().status == 0)
+    }
+
+    /// An agent started with `config`, a `blectl events --kind state` following it, and its simulator's pids (bus,
+    /// blesim).
+    static func start(_ config: String) async throws -> (agent: RunningAgent, states: Child, pids: [Int32]) {
+        let agent = try await RunningAgent(config: config)
+        #expect(await agent.child.waitForStderr(containing: "blesim pid"))
+        let states = try await Child(
+            "\(buildDirectory)/blectl", ["--socket", agent.socketPath, "--json", "events", "--kind", "state"])
+        #expect(await states.waitForStderr(containing: "streaming events"))
+        let pids = SimBackendProcessTests.childPIDs(in: agent.child.stderrText)
+        try #require(pids.count == 2, "\(agent.child.stderrText)")
+        return (agent, states, pids)
     }
 
     /// The role state of the next `state` event from `events` with `trigger` and role state `state`.
