@@ -5,10 +5,11 @@ struct Options {
     static let usage = """
         usage: blebench [options]    (build first: see docs/benchmarks.md)
           --sections LIST        which sections run, of ingest,flows,control,crowd (default: all)
-          --ingest-devices LIST  advertisers every 20 ms for the ingest rows (default 1000,2000)
+          --ingest-devices LIST  advertisers in the ingest rows (default 1000,2000)
+          --ingest-rates LIST    reports a second they offer between them, a row each (default 10000,20000,40000)
           --warmup S             seconds each ingest client scans before its window (default 2)
           --window S             seconds of each measured window (default 5)
-          --pace N               the paced rate of the notification and write rows, a second (default 1000)
+          --pace LIST            the paced rates of the notification and write rows, a second (default 1000,5000)
           --control-clients LIST concurrent control API clients (default 1,16)
           --control-seconds S    seconds of each control API row (default 3)
           --starts N             agent start-ups timed (default 5)
@@ -24,9 +25,10 @@ struct Options {
 
     var sections: Set<String> = ["ingest", "flows", "control", "crowd"]
     var ingestDevices = [1000, 2000]
+    var ingestRates = [10_000, 20_000, 40_000]
     var warmup = 2.0
     var window = 5.0
-    var pace = 1000
+    var pace = [1000, 5000]
     var controlClients = [1, 16]
     var controlSeconds = 3.0
     var starts = 5
@@ -39,8 +41,8 @@ struct Options {
     var timeout = 900.0
     var keep = false
 
-    /// The flows' paces: saturated (0), then the paced rate.
-    var paces: [Int] { [0, pace] }
+    /// The flows' paces: saturated (0), then the paced rates.
+    var paces: [Int] { [0] + pace }
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -73,9 +75,10 @@ struct Options {
                 }
                 sections = names
             case "--ingest-devices": ingestDevices = try list(1...100_000)
+            case "--ingest-rates": ingestRates = try list(1...10_000_000)
             case "--warmup": warmup = try number(0...600)
             case "--window": window = try number(1...3600)
-            case "--pace": pace = Int(try number(1...1_000_000))
+            case "--pace": pace = try list(1...1_000_000)
             case "--control-clients": controlClients = try list(1...16)
             case "--control-seconds": controlSeconds = try number(0.5...3600)
             case "--starts": starts = Int(try number(1...1000))
@@ -87,6 +90,11 @@ struct Options {
             case "--python": python = value
             case "--timeout": timeout = try number(10...86_400)
             default: throw BenchFailure("unknown option \(flag)\n\(Self.usage)")
+            }
+        }
+        if sections.contains("ingest") {
+            for devices in ingestDevices {
+                for rate in ingestRates { _ = try Scenarios.advertisingIntervalMs(devices: devices, rate: rate) }
             }
         }
     }

@@ -13,6 +13,24 @@ enum ProcFigures {
         return (user + system) / ticksPerSecond
     }
 
+    /// Each live thread's CPU seconds, exact (the first field of /proc/PID/task/TID/schedstat, nanoseconds),
+    /// by thread id; empty once the process is gone or where the kernel keeps no schedstat.
+    static func threadCPUSeconds(_ pid: pid_t) -> [Int: Double] {
+        guard let directory = opendir("/proc/\(pid)/task") else { return [:] }
+        defer { closedir(directory) }
+        var threads: [Int: Double] = [:]
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let tid = Int(name), let text = readText("/proc/\(pid)/task/\(tid)/schedstat"),
+                let field = text.split(separator: " ").first, let nanoseconds = Double(field)
+            else { continue }
+            threads[tid] = nanoseconds / 1e9
+        }
+        return threads
+    }
+
     /// VmRSS in MiB (/proc/PID/status), nil once it is gone.
     static func rssMiB(_ pid: pid_t) -> Double? {
         guard let text = readText("/proc/\(pid)/status") else { return nil }
@@ -25,20 +43,32 @@ enum ProcFigures {
 }
 
 /// CPU seconds of several processes between two moments.
+///
+/// utime + stime count in clock ticks (10 ms), too coarse for a window in which a client used a few tenths of a
+/// second; the scheduler's own nanoseconds per thread (`/proc/PID/task/TID/schedstat`) are exact but forget a
+/// thread once it exits. So a window uses the threads' nanoseconds when every thread alive at its start is alive
+/// at its end (a thread started meanwhile ran only inside the window), and the ticks otherwise.
 struct CPUWindow {
     private let pids: [pid_t]
-    private let before: [Double]
+    private let before: [(ticks: Double, threads: [Int: Double])]
     private let clock = Stopwatch()
 
     init(_ pids: [pid_t]) {
         self.pids = pids
-        before = pids.map { ProcFigures.cpuSeconds($0) ?? 0 }
+        before = pids.map { (ProcFigures.cpuSeconds($0) ?? 0, ProcFigures.threadCPUSeconds($0)) }
     }
 
     /// Each process's CPU seconds since `init`, and the wall-clock seconds.
     func end() -> (cpu: [Double], seconds: Double) {
         let seconds = clock.seconds
-        return (zip(pids, before).map { (ProcFigures.cpuSeconds($0) ?? $1) - $1 }, seconds)
+        let used = zip(pids, before).map { pid, start -> Double in
+            let threads = ProcFigures.threadCPUSeconds(pid)
+            if !start.threads.isEmpty, start.threads.keys.allSatisfy({ threads[$0] != nil }) {
+                return threads.values.reduce(0, +) - start.threads.values.reduce(0, +)
+            }
+            return (ProcFigures.cpuSeconds(pid) ?? start.ticks) - start.ticks
+        }
+        return (used, seconds)
     }
 }
 

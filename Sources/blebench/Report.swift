@@ -32,16 +32,19 @@ struct Results {
             out.append(
                 table(
                     [
-                        "advertisers", "client", "offered/s", "handled/s", "handled", "CPU µs/report", "vs Bleak",
-                        "RSS MiB",
+                        "advertisers", "interval ms", "scheduled/s", "client", "offered/s", "handled/s", "handled",
+                        "CPU µs/report", "vs Bleak", "RSS MiB",
                     ],
                     ingest.map { row in
-                        let bleak = ingest.first { $0.devices == row.devices && $0.client == "Bleak" }?.cpuPerReport
+                        let bleak = ingest.first {
+                            $0.devices == row.devices && $0.intervalMs == row.intervalMs && $0.client == "Bleak"
+                        }?.cpuPerReport
                         let ratio = row.cpuPerReport.flatMap { mine in bleak.map { mine / $0 } }
                         return [
-                            "\(row.devices)", row.client, whole(row.offered), whole(row.handled),
+                            "\(row.devices)", fixed(row.intervalMs, 1), whole(row.scheduled), row.client,
+                            whole(row.offered), whole(row.handled),
                             row.offered > 0 ? "\(Int((row.handled / row.offered * 100).rounded()))%" : "-",
-                            fixed(row.cpuPerReport, 2), ratio.map { "\(fixed($0, 1))×" } ?? "-",
+                            fixed(row.cpuPerReport, 2), ratio.map { "\(fixed($0, 2))×" } ?? "-",
                             "\(fixed(row.rss.start, 1)) → \(fixed(row.rss.end, 1))",
                         ]
                     }))

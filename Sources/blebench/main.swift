@@ -93,7 +93,9 @@ let loadAtStart = loadAverage()
 progress("blebench: \(release); load average \(loadAtStart) (other work on the machine makes figures noisy)")
 do {
     if options.sections.contains("ingest") {
-        for devices in options.ingestDevices { results.ingest += try bench.ingest(devices: devices) }
+        for devices in options.ingestDevices {
+            for rate in options.ingestRates { results.ingest += try bench.ingest(devices: devices, rate: rate) }
+        }
     }
     if options.sections.contains("flows") {
         results.flows += try bench.agentFlows()
