@@ -211,6 +211,34 @@ import Testing
         #expect(await events.next() == .connected(own), "the first connection event is our own device's")
     }
 
+    @Test func oversizedDeviceValuesAreRefusedAndTheDeviceIsStillReported() async throws {
+        let (manager, backend) = await poweredOn()
+        var scan = try manager.scanForPeripherals(options: ScanOptions(allowDuplicates: true)).makeAsyncIterator()
+        backend.send(Self.appeared(1))
+        // A broken or hostile BlueZ: a megabyte of manufacturer data with every report, and a megabyte name.
+        let huge = PropertyValue.dictionary([.uint(0x59): .bytes(Array(repeating: 0xAB, count: 1 << 20))])
+        for round in 1...8 {
+            backend.send(
+                .delta(
+                    .propertiesChanged(
+                        path: Self.path(1), interface: BlueZInterface.device,
+                        changed: ["RSSI": .int(Int64(-50 - round)), "ManufacturerData": huge], invalidated: []),
+                    serial: nil))
+        }
+        backend.send(
+            .delta(
+                .propertiesChanged(
+                    path: Self.path(1), interface: BlueZInterface.device,
+                    changed: ["Name": .string(String(repeating: "n", count: 1 << 20))], invalidated: []),
+                serial: nil))
+        let found = await scan.next()
+        #expect(found?.reportCount == 10, "every signal about the device is still a report")
+        #expect(found?.rssi == -58)
+        #expect(found?.advertisement.manufacturerData.isEmpty == true)
+        #expect(found?.advertisement.localName == "D1", "the name kept its value")
+        #expect(manager.statistics.mirror.counters.oversizedValues == 9)
+    }
+
     @Test func aNotificationConsumerThatFallsBehindPausesTheSocketAndResumesItOnceCaughtUp() async throws {
         let backend = FakeCentralBackend()
         let manager = CentralManager(

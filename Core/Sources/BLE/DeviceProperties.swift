@@ -10,6 +10,10 @@ import GATT
 /// exactly what BlueZ sent, a change is detected per property exactly as on the D-Bus values, and nothing is kept
 /// twice. An alias that is the one BlueZ makes up for an unnamed device (its address with `-` for `:`) is kept as a
 /// mark, not as text.
+///
+/// The values kept for one device take at most ``byteBudget`` bytes together: a value that would take them past it
+/// (a hostile or broken BlueZ can send a name or manufacturer data up to the bus's message size) is refused, and the
+/// property keeps the value it had.
 struct DeviceProperties: Sendable {
     /// Device1.Alias.
     enum Alias: Hashable, Sendable {
@@ -45,21 +49,50 @@ struct DeviceProperties: Sendable {
         "UUIDs", "ManufacturerData", "ServiceData", "AdvertisingFlags", "Adapter",
     ]
 
-    /// The mirrored properties among `properties` (the others are ignored).
-    init(_ properties: PropertyMap) {
-        _ = apply(properties, [])
+    /// The most bytes (``PropertyValue/payloadBytes``, as sent) the values kept for one device take together:
+    /// 8 KiB, several times what BLE lets a device carry (1,650 bytes of extended advertising data, as much in a
+    /// scan response, a name of at most 248 bytes), so the mirror's memory is bounded by its number of devices.
+    static let byteBudget = 8_192
+
+    /// The mirrored properties among `properties` (the others are ignored); values past ``byteBudget`` are left
+    /// out and counted in `refused`.
+    init(_ properties: PropertyMap, refused: inout Int) {
+        _ = apply(properties, [], refused: &refused)
     }
 
     /// Sets the mirrored properties among `changed` and removes `invalidated`; returns the keys whose value differs
-    /// afterwards, in the order met. Others are ignored.
-    mutating func apply(_ changed: PropertyMap, _ invalidated: [String]) -> [String] {
+    /// afterwards, in the order met. Others are ignored. A value that would take the device past ``byteBudget`` is
+    /// not set (the property keeps its value) and is counted in `refused`.
+    mutating func apply(_ changed: PropertyMap, _ invalidated: [String], refused: inout Int) -> [String] {
         var keys: [String] = []
         // The address first: an alias made up from it is read against the new one.
-        if let address = changed["Address"], set("Address", to: address) { keys.append("Address") }
-        for (key, value) in changed where key != "Address" && set(key, to: value) { keys.append(key) }
-        for key in invalidated where set(key, to: nil) { keys.append(key) }
+        if let address = changed["Address"], set("Address", to: address, refused: &refused) { keys.append("Address") }
+        for (key, value) in changed where key != "Address" && set(key, to: value, refused: &refused) {
+            keys.append(key)
+        }
+        for key in invalidated where set(key, to: nil, refused: &refused) { keys.append(key) }
         if keys.contains(where: Self.affectsAdvertisement) { advertisement = makeAdvertisement() }
         return keys
+    }
+
+    /// Sets `key` to `value` (nil: the property is gone); returns whether its value changed.
+    private mutating func set(_ key: String, to value: PropertyValue?, refused: inout Int) -> Bool {
+        guard let value else { return set(key, to: nil) }
+        // bluetoothd sends these again with every report of a scan with duplicates: compared before decoded.
+        switch key {
+        case "ManufacturerData": if let manufacturerData, Self.value(value, holds: manufacturerData) { return false }
+        case "ServiceData": if let serviceData, Self.value(value, holds: serviceData) { return false }
+        case "UUIDs": if let uuids, Self.value(value, holds: uuids) { return false }
+        default: break
+        }
+        guard
+            value.isScalar || !Self.names.contains(key)
+                || value.payloadBytes + keptBytes(besides: key) <= Self.byteBudget
+        else {
+            refused += 1
+            return false
+        }
+        return set(key, to: value)
     }
 
     /// Sets `key` to `value` (nil: the property is gone); returns whether its value changed.
@@ -67,20 +100,15 @@ struct DeviceProperties: Sendable {
         switch key {
         case "RSSI": return Self.store(&rssi, value.flatMap(Self.int16), &unusual, key, value)
         case "ManufacturerData":
-            // bluetoothd sends it again with every report of a scan with duplicates: compared before decoded.
-            if let value, let manufacturerData, Self.value(value, holds: manufacturerData) { return false }
             return Self.store(&manufacturerData, value.flatMap(Self.manufacturerData), &unusual, key, value)
         case "ServiceData":
-            if let value, let serviceData, Self.value(value, holds: serviceData) { return false }
             return Self.store(&serviceData, value.flatMap(Self.serviceData), &unusual, key, value)
         case "TxPower": return Self.store(&txPower, value.flatMap(Self.int16), &unusual, key, value)
         case "Name": return Self.store(&name, value.flatMap(Self.string), &unusual, key, value)
         case "Alias":
             let typed = value.flatMap { alias(for: $0) }
             return Self.store(&alias, typed, &unusual, key, value)
-        case "UUIDs":
-            if let value, let uuids, Self.value(value, holds: uuids) { return false }
-            return Self.store(&uuids, value.flatMap(Self.uuids), &unusual, key, value)
+        case "UUIDs": return Self.store(&uuids, value.flatMap(Self.uuids), &unusual, key, value)
         case "Connected": return Self.store(&connected, value.flatMap(Self.bool), &unusual, key, value)
         case "ServicesResolved": return Self.store(&servicesResolved, value.flatMap(Self.bool), &unusual, key, value)
         case "Paired": return Self.store(&paired, value.flatMap(Self.bool), &unusual, key, value)
@@ -109,6 +137,27 @@ struct DeviceProperties: Sendable {
         if rawChanged { unusual[key] = raw }
         return true
     }
+
+    /// The bytes (as sent) of the values kept for the properties other than `key` whose size is not fixed.
+    private func keptBytes(besides key: String) -> Int {
+        func text(_ name: String, _ value: String?) -> Int { name == key ? 0 : value.map { $0.utf8.count + 1 } ?? 0 }
+        var bytes = text("Address", address) + text("AddressType", addressType?.rawValue) + text("Name", name)
+        bytes += text("Adapter", adapter)
+        if key != "Alias", case .text(let alias) = alias { bytes += alias.utf8.count + 1 }
+        if key != "UUIDs", let uuids { bytes += uuids.count * Self.uuidTextBytes }
+        if key != "ManufacturerData", let manufacturerData {
+            bytes += manufacturerData.reduce(0) { $0 + 8 + $1.value.count }
+        }
+        if key != "ServiceData", let serviceData {
+            bytes += serviceData.reduce(0) { $0 + Self.uuidTextBytes + $1.value.count }
+        }
+        if key != "AdvertisingFlags", let advertisingFlags { bytes += advertisingFlags.count }
+        for (name, value) in unusual where name != key { bytes += value.payloadBytes }
+        return bytes
+    }
+
+    /// A UUID in BlueZ's text form with its terminator.
+    private static let uuidTextBytes = 37
 
     /// The names of the properties present.
     var keys: [String] {

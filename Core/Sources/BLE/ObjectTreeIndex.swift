@@ -75,26 +75,26 @@ struct DeviceEntry: Sendable {
     /// When the mirror last moved it to the newest end of its recency list (nil: it is not in the list).
     var recencyStamp: BLEInstant?
 
-    /// Sets `changed` and removes `invalidated` (see ``DeviceProperties/apply(_:_:)``); returns the keys whose
-    /// value changed, and counts a change of the advertisement.
+    /// Sets `changed` and removes `invalidated` (see ``DeviceProperties/apply(_:_:refused:)``); returns the keys
+    /// whose value changed, and counts a change of the advertisement.
     ///
     /// bluetoothd sends the advertised properties again with every report of a scan with duplicates, mostly
     /// unchanged: the properties then keep the advertisement they hold, and comparing it with the one before is a
     /// comparison of references. Only a changed advertised property makes a new one, compared field by field.
-    mutating func apply(_ changed: PropertyMap, _ invalidated: [String]) -> [String] {
+    mutating func apply(_ changed: PropertyMap, _ invalidated: [String], refused: inout Int) -> [String] {
         let before = properties.advertisement
-        let keys = properties.apply(changed, invalidated)
+        let keys = properties.apply(changed, invalidated, refused: &refused)
         if properties.advertisement != before { advertisementVersion &+= 1 }
         return keys
     }
 
-    /// Applies a signal about the device, heard at `now` (see ``apply(_:_:)``); returns the changed keys and whether
-    /// the device is due a move to the newest end of the mirror's recency list: it is subject to expiry and was
-    /// not moved within `resolution` (the move is then stamped here).
+    /// Applies a signal about the device, heard at `now` (see ``apply(_:_:refused:)``); returns the changed keys
+    /// and whether the device is due a move to the newest end of the mirror's recency list: it is subject to expiry
+    /// and was not moved within `resolution` (the move is then stamped here).
     mutating func heard(
-        _ changed: PropertyMap, _ invalidated: [String], at now: BLEInstant, resolution: Duration
+        _ changed: PropertyMap, _ invalidated: [String], at now: BLEInstant, resolution: Duration, refused: inout Int
     ) -> (keys: [String], renew: Bool) {
-        let keys = apply(changed, invalidated)
+        let keys = apply(changed, invalidated, refused: &refused)
         guard prunable, recencyStamp.map({ now - $0 >= resolution }) ?? true else { return (keys, false) }
         recencyStamp = now
         return (keys, true)
@@ -163,7 +163,7 @@ extension ObjectTreeMirror {
     mutating func indexAdded(_ path: String, _ interface: String, _ properties: PropertyMap, now: BLEInstant) {
         switch interface {
         case BlueZInterface.device:
-            deviceAdded(path, DeviceProperties(properties), now: now)
+            deviceAdded(path, DeviceProperties(properties, refused: &counters.oversizedValues), now: now)
         case BlueZInterface.gattService:
             index.services.set(path, properties)
         case BlueZInterface.gattCharacteristic:
@@ -254,7 +254,7 @@ extension ObjectTreeMirror {
     }
 
     /// A signal about the device at `path` changed `keys` (none of them ``DeviceEntry/changesIndices(_:)``) and,
-    /// when `renew`, is due a move in the recency list (``DeviceEntry/heard(_:_:at:resolution:)`` stamped it).
+    /// when `renew`, is due a move in the recency list (``DeviceEntry/heard(_:_:at:resolution:refused:)`` stamped it).
     mutating func deviceHeard(_ path: String, keys: [String], renew: Bool, now: BLEInstant) {
         if renew { recency.touch(path, at: now) }
         if keys.contains(where: { $0 == "Address" || $0 == "AddressType" }) { refreshIdentifier(path) }

@@ -83,6 +83,9 @@ public struct ObjectTreeMirror: Sendable {
         public var bufferedDeltasDropped = 0
         /// PropertiesChanged signals for objects the mirror does not hold.
         public var unknownObjectSignals = 0
+        /// Device1 values refused because they would have taken their device's values past
+        /// ``DeviceProperties/byteBudget`` (the property kept its value).
+        public var oversizedValues = 0
     }
 
     /// The Device1 properties the mirror keeps: those the BLE layer reads.
@@ -104,7 +107,7 @@ public struct ObjectTreeMirror: Sendable {
     /// How many snapshots (GetManagedObjects replies) have been applied.
     public private(set) var snapshotsApplied = 0
     /// What was dropped to stay bounded.
-    public private(set) var counters = Counters()
+    public internal(set) var counters = Counters()
     /// Deltas were lost (the buffer before the snapshot overflowed): the
     /// shell should ask for another snapshot once the pending one is applied.
     public private(set) var needsSnapshot = false
@@ -304,7 +307,8 @@ public struct ObjectTreeMirror: Sendable {
             let resolution = recencyResolution
             // Through the entry's index: the entry is updated where it lies, not moved out and back.
             let heard = index.devices.index(forKey: path).map {
-                index.devices.values[$0].heard(changed, invalidated, at: now, resolution: resolution)
+                index.devices.values[$0].heard(
+                    changed, invalidated, at: now, resolution: resolution, refused: &counters.oversizedValues)
             }
             guard let (keys, renew) = heard else {
                 counters.unknownObjectSignals += 1
@@ -343,7 +347,9 @@ public struct ObjectTreeMirror: Sendable {
         }
         for interface in interfaces.keys.sorted() {
             guard let properties = interfaces[interface] else { continue }
-            if interface == BlueZInterface.device, let keys = index.devices[path]?.apply(properties, []) {
+            if interface == BlueZInterface.device,
+                let keys = index.devices[path]?.apply(properties, [], refused: &counters.oversizedValues)
+            {
                 deviceChanged(path, keys: keys, now: now)
                 if !keys.isEmpty { changes.append(.changed(path: path, interface: interface, keys: keys.sorted())) }
                 continue

@@ -128,6 +128,64 @@ import Testing
         #expect(properties.model(path: path, adapterPath: adapter) == nil, "no address, no typed view")
     }
 
+    @Test("a value that would take a device past its byte budget is refused and counted; the property keeps its value")
+    func oversizedValuesAreRefused() {
+        var refused = 0
+        var properties = DeviceProperties(usual, refused: &refused)
+        #expect(refused == 0)
+        let long = String(repeating: "n", count: DeviceProperties.byteBudget)
+        let big: [UInt8] = Array(repeating: 7, count: DeviceProperties.byteBudget)
+        let oversized: PropertyMap = [
+            "Name": .string(long), "ManufacturerData": .dictionary([.uint(0x004C): .bytes(big)]),
+            "ServiceData": .dictionary([.string("0000fcd2-0000-1000-8000-00805f9b34fb"): .bytes(big)]),
+            "UUIDs": .array(Array(repeating: .string("0000180d-0000-1000-8000-00805f9b34fb"), count: 300)),
+            "AdvertisingFlags": .bytes(big), "Alias": .string(long),
+            "RSSI": .string(long), "Adapter": .objectPath("/" + long),
+        ]
+        for (key, value) in oversized {
+            #expect(properties.apply([key: value], [], refused: &refused) == [], "\(key)")
+        }
+        #expect(refused == oversized.count)
+        #expect(properties.propertyMap == usual, "every property kept its value")
+
+        // Within the budget alone, but not beside what the device already holds.
+        let half = Array(repeating: UInt8(1), count: DeviceProperties.byteBudget / 2)
+        #expect(properties.apply(["AdvertisingFlags": .bytes(half)], [], refused: &refused) == ["AdvertisingFlags"])
+        let rest = PropertyValue.dictionary([.uint(6): .bytes(half)])
+        #expect(properties.apply(["ManufacturerData": rest], [], refused: &refused) == [])
+        #expect(refused == oversized.count + 1)
+        // Once the large value is gone the other fits, and a removal is never refused.
+        #expect(properties.apply([:], ["AdvertisingFlags"], refused: &refused) == ["AdvertisingFlags"])
+        #expect(properties.apply(["ManufacturerData": rest], [], refused: &refused) == ["ManufacturerData"])
+        #expect(refused == oversized.count + 1)
+
+        // A new device with one oversized value keeps the others.
+        var added = usual
+        added["Name"] = .string(long)
+        var addedRefusals = 0
+        let newcomer = DeviceProperties(added, refused: &addedRefusals)
+        #expect(addedRefusals == 1)
+        #expect(newcomer.value(of: "Name") == nil)
+        #expect(newcomer.value(of: "Address") == usual["Address"])
+    }
+
+    @Test("the mirror counts the values it refused, from signals and from new devices")
+    func theMirrorCountsRefusedValues() {
+        var mirror = ObjectTreeMirror()
+        _ = mirror.applySnapshot([:], now: .zero)
+        let long = PropertyValue.string(String(repeating: "x", count: DeviceProperties.byteBudget + 1))
+        var added = usual
+        added["Name"] = long
+        _ = mirror.receive(.interfacesAdded(path: path, interfaces: [BlueZInterface.device: added]), now: .zero)
+        #expect(mirror.counters.oversizedValues == 1)
+        let changes = mirror.receive(
+            .propertiesChanged(path: path, interface: BlueZInterface.device, changed: ["Alias": long], invalidated: []),
+            now: .zero)
+        #expect(changes.isEmpty)
+        #expect(mirror.counters.oversizedValues == 2)
+        #expect(mirror.properties(at: path, interface: BlueZInterface.device)?["Alias"] == usual["Alias"])
+    }
+
     private func expectedModel(_ map: PropertyMap) -> DeviceModel? {
         DeviceModel(path: path, adapterPath: adapter, device1: map)
     }

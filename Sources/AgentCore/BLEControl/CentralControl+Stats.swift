@@ -39,6 +39,7 @@ extension CentralControl {
                     "evicted": .int(Int64(mirror.counters.devicesEvicted)),
                     "bufferedDeltasDropped": .int(Int64(mirror.counters.bufferedDeltasDropped)),
                     "unknownObjectSignals": .int(Int64(mirror.counters.unknownObjectSignals)),
+                    "oversizedValues": .int(Int64(mirror.counters.oversizedValues)),
                 ],
                 "refreshes": [
                     "requested": .int(Int64(manager.refreshes.requested)),
@@ -68,7 +69,8 @@ extension CentralControl {
         let dropped =
             manager.scans.dropped + manager.notifications.dropped + manager.heldNotifications.dropped
             + manager.refreshes.dropped
-            + manager.mirror.counters.bufferedDeltasDropped + manager.streamDrops.values.reduce(0, +)
+            + manager.mirror.counters.bufferedDeltasDropped + manager.mirror.counters.oversizedValues
+            + manager.streamDrops.values.reduce(0, +)
         return [
             "devices": .int(Int64(rows)), "mirroredDevices": .int(Int64(manager.mirror.devices)),
             "advertisementReports": .int(Int64(manager.advertisementReports)),
