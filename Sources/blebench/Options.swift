@@ -14,7 +14,7 @@ struct Options {
           --control-seconds S    seconds of each control API row (default 3)
           --starts N             agent start-ups timed (default 5)
           --crowd-devices N      devices in range for the memory row, each advertising every 10 s (default 10000)
-          --crowd-seconds S      seconds the agent scans them (default 20; 300 for the flat-RSS check)
+          --crowd-seconds S      seconds the agent scans them (default 60; 300 for the 5-minute flat-RSS check)
           --json PATH            where the results go (default .build/blebench/results.json)
           --plot PATH            the ingest plot, PNG (default .build/blebench/ingest.png; "" for none)
           --release DIR          bleagent, blesim, libBench.so (default: the directory of this executable)
@@ -33,7 +33,7 @@ struct Options {
     var controlSeconds = 3.0
     var starts = 5
     var crowdDevices = 10_000
-    var crowdSeconds = 20.0
+    var crowdSeconds = 60.0
     var json: String?
     var plot: String?
     var release: String?

@@ -50,7 +50,7 @@ cpu_axes.set_ylim(bottom=0)
 cpu_axes.set_xlabel("advertisement reports offered per second (blesim)")
 cpu_axes.set_ylabel("CPU µs per report handled")
 cpu_axes.set_title("CPU per report (lower is better)", fontsize=10)
-cpu_axes.legend(loc="upper right", fontsize=8)
+cpu_axes.legend(loc="lower right", fontsize=8)
 cpu_axes.grid(alpha=0.3)
 machine = results.get("machine", {})
 figure.suptitle(
