@@ -131,6 +131,7 @@ public final class Agent: Sendable {
             "adapter": .string(config.adapter),
             "plugin": config.selectedRole.map { .string($0.plugin) } ?? .null,
             "roleState": roleHost.status.json,
+            "recovery": roleHost.recovery.json,
         ]
         guard case .object(var object) = result else { return result }
         if let address = backends?.simBusAddress { object["sim"] = ["busAddress": .string(address)] }

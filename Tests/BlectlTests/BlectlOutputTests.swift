@@ -55,6 +55,9 @@ struct BlectlOutputTests {
                     "cannot load plugin \"PaymentTerminalScanner\": no plugin file \(agent.directory)/plugins/libPaymentTerminalScanner.so"
                 ),
             ],
+            "recovery": [
+                "backendLosses": 0, "lastLoss": .null, "restarts": 0, "restartsSucceeded": 0, "pendingRestart": .null,
+            ],
             "limits": [
                 "blockingPool": ["pending": 0],
                 "control": [

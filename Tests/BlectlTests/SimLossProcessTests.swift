@@ -47,6 +47,14 @@ struct SimLossProcessTests {
         let reads = status["limits"]?["busReads"]
         #expect(reads?["readIntervalMicroseconds"] == 250, "\(status)")
         #expect((reads?["reads"]?.intValue ?? 0) > 0, "\(status)")
+        // Both losses are counted, each ended by a start that left the role running.
+        let recovery = status["recovery"]
+        #expect(recovery?["backendLosses"] == 2, "\(status)")
+        #expect(recovery?["restartsSucceeded"] == 2, "\(status)")
+        #expect((recovery?["restarts"]?.intValue ?? 0) >= 2, "\(status)")
+        #expect(recovery?["pendingRestart"] == .null, "\(status)")
+        let lastLoss = recovery?["lastLoss"]?.stringValue ?? ""
+        #expect(!lastLoss.isEmpty && busReason.contains(lastLoss), "\(lastLoss) in \(busReason)")
         #expect(await agent.child.waitForStderr(containing: "blesim pid", occurrences: 3))
         let third = SimBackendProcessTests.childPIDs(in: agent.child.stderrText, occurrence: 3)
         #expect(third.count == 2 && third.allSatisfy(processAlive), "\(agent.child.stderrText)")

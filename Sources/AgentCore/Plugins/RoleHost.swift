@@ -75,6 +75,40 @@ public final class RoleHost: Sendable {
         var closed = false
         /// The restart waiting after a lost backend: its attempt number and the pause before it.
         var restart: (attempt: Int, pause: Task<Void, Never>)?
+        var recovery = Recovery()
+    }
+
+    /// What the host did about lost backends since the agent started (`agent.status` `recovery`).
+    public struct Recovery: Sendable, Hashable {
+        /// Backends lost under a running role.
+        public var backendLosses = 0
+        /// Why the last one was lost (nil: none was).
+        public var lastLoss: String?
+        /// Starts after a loss, each attempt counted.
+        public var restarts = 0
+        /// The restarts that left the role running.
+        public var restartsSucceeded = 0
+        /// The attempt waiting for its pause to end, if any.
+        public var pendingAttempt: Int?
+
+        /// `{"backendLosses", "lastLoss", "restarts", "restartsSucceeded", "pendingRestart"}`
+        /// (docs/control-api.md).
+        public var json: JSON {
+            [
+                "backendLosses": .int(Int64(backendLosses)), "lastLoss": lastLoss.map(JSON.string) ?? .null,
+                "restarts": .int(Int64(restarts)), "restartsSucceeded": .int(Int64(restartsSucceeded)),
+                "pendingRestart": pendingAttempt.map { ["attempt": .int(Int64($0))] } ?? .null,
+            ]
+        }
+    }
+
+    /// What the host did about lost backends so far.
+    public var recovery: Recovery {
+        state.withLock { state in
+            var recovery = state.recovery
+            recovery.pendingAttempt = state.restart?.attempt
+            return recovery
+        }
     }
 
     /// The pause before restart `attempt` (1, 2, ...) after a lost backend: 1 s, doubling, at most 30 s.
@@ -312,6 +346,10 @@ public final class RoleHost: Sendable {
             running.opened?.generation == generation
         else { return }
         let spec = running.spec
+        state.withLock { state in
+            state.recovery.backendLosses += 1
+            state.recovery.lastLoss = reason
+        }
         await stopRunning(trigger: "backend-lost")
         scheduleRestart(spec, after: "the \(spec.backend.rawValue) backend was lost: \(reason)", attempt: 1)
     }
@@ -346,7 +384,11 @@ public final class RoleHost: Sendable {
         }
         guard due else { return }
         await start(spec, trigger: "backend-restart")
-        let status = state.withLock { $0.status }
+        let status = state.withLock { state in
+            state.recovery.restarts += 1
+            if state.status.phase != .failed { state.recovery.restartsSucceeded += 1 }
+            return state.status
+        }
         if status.phase == .failed {
             scheduleRestart(spec, after: status.reason ?? "starting failed", attempt: attempt + 1)
         }
