@@ -6,13 +6,24 @@ import Testing
 @Suite("bleagent when its backend dies under it", .serialized)
 struct SimLossProcessTests {
     @Test(
-        "blesim, then the private bus, killed under a running role: each time the role is reported failed with why, the simulator is started again and the role runs on it"
+        "blesim, then the private bus, killed under a running role: each time the role is reported failed with why, the simulator (blesim alone when only it died) is started again and the role runs on it"
     )
     func simulatorDiesUnderTheRole() async throws {
         let config = RunningAgent.config(role: "central", plugins: ("Diagnostics", "Diagnostics")).replacing(
             #""backend": "sim","#, with: #""backend": "sim", "bluez": { "readIntervalMicroseconds": 250 },"#)
         let (agent, states, first) = try await Self.start(config)
         let socket = ["--socket", agent.socketPath]
+        // A client of the private bus (as bluetoothctl would be), watching who owns org.bluez.
+        let bus = try #require(
+            try JSON(parsing: try await blectl(socket + ["--json", "status"]).stdout)["sim"]?["busAddress"]?
+                .stringValue)
+        let monitor = try await Child(
+            "/usr/bin/dbus-monitor",
+            [
+                "--address", bus,
+                "type='signal',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.bluez'",
+            ])
+        #expect(await monitor.waitForStdout(containing: "member=NameLost"), "monitoring: \(monitor.stderrText)")
 
         // blesim alone: the agent's bus connection lives, but what it served is gone.
         kill(first[1], SIGKILL)
@@ -27,9 +38,19 @@ struct SimLossProcessTests {
         #expect(await agent.child.waitForStderr(containing: "blesim pid", occurrences: 2))
         let second = SimBackendProcessTests.childPIDs(in: agent.child.stderrText, occurrence: 2)
         #expect(second.count == 2 && second.allSatisfy(processAlive), "\(agent.child.stderrText)")
-        #expect(!first.contains { second.contains($0) }, "a new bus and blesim: \(first) then \(second)")
+        #expect(
+            second.first == first.first && second.last != first.last,
+            "a new blesim on the same bus: \(first) then \(second)")
         let ble = try await blectl(socket + ["--json", "call", "diag.ble"])
         #expect(ble.stdout.contains(#""manager":"central","state":"poweredOn""#), "\(ble)")
+        // The bus client stayed connected and saw org.bluez lost and owned again.
+        #expect(
+            await monitor.waitForStdout("org.bluez lost and owned again") {
+                $0.ranges(of: #"string "org.bluez""#).count >= 2
+            }, "\(monitor.stdoutText)")
+        #expect(processAlive(monitor.pid))
+        monitor.signal(SIGKILL)
+        _ = await monitor.finish()
 
         // Now the private bus: the connection closes under the role (or blesim, on the same bus, exits first).
         try #require(second.count == 2)
@@ -58,6 +79,7 @@ struct SimLossProcessTests {
         #expect(await agent.child.waitForStderr(containing: "blesim pid", occurrences: 3))
         let third = SimBackendProcessTests.childPIDs(in: agent.child.stderrText, occurrence: 3)
         #expect(third.count == 2 && third.allSatisfy(processAlive), "\(agent.child.stderrText)")
+        #expect(!second.contains { third.contains($0) }, "a new bus and blesim: \(second) then \(third)")
 
         states.signal(SIGKILL)
         _ = await states.finish()

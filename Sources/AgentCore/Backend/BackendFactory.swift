@@ -68,15 +68,24 @@ public final class BackendFactory: Sendable {
     public var simProcessIDs: [Int32] { simulator.withLock { $0.map { [$0.bus.pid, $0.blesim.pid] } ?? [] } }
 
     /// Makes the simulator match `config`: started for `sim` (restarted if
-    /// its settings changed), stopped otherwise.
+    /// its settings changed or its bus exited; blesim alone started again on
+    /// the same bus if only blesim exited), stopped otherwise.
     public func prepare(_ config: AgentConfig) async throws(ProcessFailure) {
         try await prepare(backend: config.backend, sim: config.sim)
     }
 
     func prepare(backend: AgentConfig.Backend, sim: AgentConfig.Sim) async throws(ProcessFailure) {
         let current = simulator.withLock { $0 }
-        if backend == .sim, let current, current.settings == sim, current.blesim.isRunning, current.bus.isRunning {
-            return
+        if backend == .sim, let current, current.settings == sim, current.bus.isRunning {
+            if current.blesim.isRunning { return }
+            // blesim exited alone: a new one on the same bus keeps what else is attached to it.
+            do throws(ProcessFailure) {
+                let blesim = try await current.startBlesimAgain(log: log)
+                watch(blesim, of: current, as: "blesim")
+                return
+            } catch {
+                log("sim: blesim did not start again on the same bus (\(error)); starting the whole simulator again")
+            }
         }
         if let current {
             simulator.withLock { $0 = nil }

@@ -1,26 +1,36 @@
 import Glibc
 import IO
+import Synchronization
 
 /// The embedded simulator: a private dbus-daemon (its config written to the
 /// runtime directory) and a `blesim` child serving `org.bluez` on it. Started
 /// by ``BackendFactory`` for `backend: "sim"`, stopped on shutdown or when a
-/// reload switches away from sim (or changes the sim settings).
+/// reload switches away from sim (or changes the sim settings). A blesim that
+/// exits alone is started again on the same bus (``startBlesimAgain(log:)``).
 final class SimEnvironment: Sendable {
-    /// The sim settings it was started with.
+    /// The sim settings it was started with, as configured.
     let settings: AgentConfig.Sim
     /// The private bus's address (what `DBUS_SYSTEM_BUS_ADDRESS` should be set
     /// to for BlueZ's own tools to see the same air).
     let busAddress: String
     /// The private bus daemon.
     let bus: ChildProcess
-    /// The simulator.
-    let blesim: ChildProcess
+    /// The simulator now.
+    var blesim: ChildProcess { blesimChild.withLock { $0 } }
 
-    private init(settings: AgentConfig.Sim, busAddress: String, bus: ChildProcess, blesim: ChildProcess) {
+    /// The settings blesim is started with (its binary found).
+    private let launch: AgentConfig.Sim
+    private let blesimChild: Mutex<ChildProcess>
+
+    private init(
+        settings: AgentConfig.Sim, launch: AgentConfig.Sim, busAddress: String, bus: ChildProcess,
+        blesim: ChildProcess
+    ) {
         self.settings = settings
+        self.launch = launch
         self.busAddress = busAddress
         self.bus = bus
-        self.blesim = blesim
+        self.blesimChild = Mutex(blesim)
     }
 
     /// Starts the bus, waits for its address, starts blesim on it and waits
@@ -43,25 +53,45 @@ final class SimEnvironment: Sendable {
         let blesim: ChildProcess
         do throws(ProcessFailure) {
             address = try await SimChild.waitForLine(of: bus, within: settings.readyDeadline) { !$0.isEmpty }
-            blesim = try await SimChild.start(
-                settings.binary ?? "blesim", ["--address", address, "--scenario", settings.scenario], name: "blesim")
-            do throws(ProcessFailure) {
-                _ = try await SimChild.waitForLine(of: blesim, within: settings.readyDeadline) {
-                    $0.hasPrefix("blesim: ready")
-                }
-            } catch {
-                await blesim.terminate(within: .seconds(5))
-                throw error
-            }
+            blesim = try await startBlesim(settings, on: address)
         } catch {
             await bus.terminate(within: .seconds(5))
             throw error
         }
-        let environment = SimEnvironment(settings: configured, busAddress: address, bus: bus, blesim: blesim)
+        let environment = SimEnvironment(
+            settings: configured, launch: settings, busAddress: address, bus: bus, blesim: blesim)
         log(
             "sim: private bus \(environment.busAddress) (pid \(environment.bus.pid)), "
-                + "blesim pid \(environment.blesim.pid) with \(settings.scenario)")
+                + "blesim pid \(blesim.pid) with \(settings.scenario)")
         return environment
+    }
+
+    /// Starts blesim again on the running bus, after the one before exited; returns it once it is ready. What else
+    /// is attached to the bus (bluetoothctl, a client's tools) stays connected.
+    func startBlesimAgain(log: @Sendable (String) -> Void) async throws(ProcessFailure) -> ChildProcess {
+        let blesim = try await Self.startBlesim(launch, on: busAddress)
+        blesimChild.withLock { $0 = blesim }
+        log(
+            "sim: private bus \(busAddress) (pid \(bus.pid)), blesim pid \(blesim.pid) with \(launch.scenario), "
+                + "started again")
+        return blesim
+    }
+
+    /// blesim on the bus at `address`, once it says it is ready.
+    private static func startBlesim(
+        _ settings: AgentConfig.Sim, on address: String
+    ) async throws(ProcessFailure) -> ChildProcess {
+        let blesim = try await SimChild.start(
+            settings.binary ?? "blesim", ["--address", address, "--scenario", settings.scenario], name: "blesim")
+        do throws(ProcessFailure) {
+            _ = try await SimChild.waitForLine(of: blesim, within: settings.readyDeadline) {
+                $0.hasPrefix("blesim: ready")
+            }
+        } catch {
+            await blesim.terminate(within: .seconds(5))
+            throw error
+        }
+        return blesim
     }
 
     /// Stops blesim, then the bus (SIGTERM, SIGKILL after 5 s), and reaps both.
