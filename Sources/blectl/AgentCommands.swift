@@ -15,7 +15,7 @@ struct StatusCommand: BlectlCommand {
     static func render(_ status: JSON) -> String {
         let roleState = status["roleState"]
         let state = [roleState?["state"]?.stringValue, roleState?["reason"]?.stringValue].compactMap { $0 }
-        return Output.table([
+        var rows: [(String, String)] = [
             (
                 "agent",
                 "\(Output.cell(status["agent"])) \(Output.cell(status["version"])) (control API \(Output.cell(status["apiVersion"])))"
@@ -26,7 +26,22 @@ struct StatusCommand: BlectlCommand {
             ("role", "\(Output.cell(status["role"])) (plugin \(Output.cell(status["plugin"])))"),
             ("backend", "\(Output.cell(status["backend"])), adapter \(Output.cell(status["adapter"]))"),
             ("state", state.joined(separator: ": ")),
-        ])
+        ]
+        if let recovery = recoveryLine(status["recovery"]) { rows.append(("recovery", recovery)) }
+        return Output.table(rows)
+    }
+
+    /// "N backends lost (last: why); M restarts, K left the role running; attempt A waiting", once a backend
+    /// was lost; nil before.
+    static func recoveryLine(_ recovery: JSON?) -> String? {
+        guard let recovery, let losses = recovery["backendLosses"]?.intValue, losses > 0 else { return nil }
+        var line = "\(losses) backend\(losses == 1 ? "" : "s") lost"
+        if let last = recovery["lastLoss"]?.stringValue { line += " (last: \(last))" }
+        let restarts = recovery["restarts"]?.intValue ?? 0
+        line += "; \(restarts) restart\(restarts == 1 ? "" : "s"), \(Output.cell(recovery["restartsSucceeded"]))"
+        line += " left the role running"
+        if let attempt = recovery["pendingRestart"]?["attempt"]?.intValue { line += "; attempt \(attempt) waiting" }
+        return line
     }
 }
 

@@ -76,6 +76,11 @@ struct SimLossProcessTests {
         #expect(recovery?["pendingRestart"] == .null, "\(status)")
         let lastLoss = recovery?["lastLoss"]?.stringValue ?? ""
         #expect(!lastLoss.isEmpty && busReason.contains(lastLoss), "\(lastLoss) in \(busReason)")
+        let human = try await blectl(socket + ["status"]).stdout
+        let restarts = recovery?["restarts"]?.intValue ?? 0
+        #expect(
+            human.contains("2 backends lost (last: \(lastLoss)); \(restarts) restarts, 2 left the role running\n"),
+            "\(human)")
         #expect(await agent.child.waitForStderr(containing: "blesim pid", occurrences: 3))
         let third = SimBackendProcessTests.childPIDs(in: agent.child.stderrText, occurrence: 3)
         #expect(third.count == 2 && third.allSatisfy(processAlive), "\(agent.child.stderrText)")
