@@ -18,6 +18,9 @@ struct IngestRow {
     /// The client's RSS at the start and the end of the window (MiB).
     let rss: (start: Double, end: Double)
     let seconds: Double
+    /// The cores blesim used during the window (1.0: one whole core). Near 1, blesim is saturated: it counts
+    /// reports it has made but not yet written to the bus, so "offered" runs ahead of what the bus brought.
+    let blesimCores: Double
     /// The agent's `central.stats` at the end of its window (its queues' merged and dropped counts); nil for Bleak.
     var centralStats: JSON?
 
@@ -30,6 +33,7 @@ struct IngestRow {
             "scheduledPerSecond": .double(scheduled), "client": .string(client), "offeredPerSecond": .double(offered),
             "handledPerSecond": .double(handled), "cpuMicrosecondsPerReport": cpuPerReport.map(JSON.double) ?? .null,
             "rssStartMiB": .double(rss.start), "rssEndMiB": .double(rss.end), "seconds": .double(seconds),
+            "blesimCores": .double(blesimCores),
             "centralStats": centralStats ?? .null,
         ]
     }
@@ -93,7 +97,7 @@ extension Bench {
         let handled0 = try count()
         let offered0 = try rig.advertisementReports()
         let rss0 = ProcFigures.rssMiB(pid) ?? 0
-        let cpu = CPUWindow([pid])
+        let cpu = CPUWindow([pid, rig.blesim])
         pause(options.window)
         let handled1 = try count()
         let (used, seconds) = cpu.end()
@@ -103,6 +107,6 @@ extension Bench {
             devices: devices, intervalMs: intervalMs, client: client, offered: (offered1 - offered0) / seconds,
             handled: handled / seconds,
             cpuPerReport: handled > 0 ? used[0] / handled * 1e6 : nil, rss: (rss0, ProcFigures.rssMiB(pid) ?? 0),
-            seconds: seconds)
+            seconds: seconds, blesimCores: used[1] / seconds)
     }
 }

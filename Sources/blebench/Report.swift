@@ -24,6 +24,9 @@ struct Results {
         ]
     }
 
+    /// blesim's share of a core from which an ingest row marks it saturated (its "offered" then rough).
+    static let saturatedBlesim = 0.9
+
     /// The tables, as printed and as docs/benchmarks.md keeps them (Markdown).
     func tables() -> String {
         var out: [String] = []
@@ -33,7 +36,7 @@ struct Results {
                 table(
                     [
                         "advertisers", "interval ms", "scheduled/s", "client", "offered/s", "handled/s", "handled",
-                        "CPU µs/report", "vs Bleak", "RSS MiB",
+                        "CPU µs/report", "vs Bleak", "RSS MiB", "blesim CPU",
                     ],
                     ingest.map { row in
                         let bleak = ingest.first {
@@ -46,6 +49,8 @@ struct Results {
                             row.offered > 0 ? "\(Int((row.handled / row.offered * 100).rounded()))%" : "-",
                             fixed(row.cpuPerReport, 2), ratio.map { "\(fixed($0, 2))×" } ?? "-",
                             "\(fixed(row.rss.start, 1)) → \(fixed(row.rss.end, 1))",
+                            "\(Int((row.blesimCores * 100).rounded()))%"
+                                + (row.blesimCores >= Self.saturatedBlesim ? " (saturated)" : ""),
                         ]
                     }))
         }
