@@ -144,6 +144,51 @@ import Testing
         #expect(mirror.interfaces(at: adapter) != nil)
     }
 
+    @Test("at its object bound the mirror makes room by evicting a device it may drop, else refuses the new object")
+    func theObjectBoundEvictsDroppableDevicesThenRefuses() {
+        var mirror = ObjectTreeMirror(limits: .init(maximumDevices: 100, maximumObjects: 3))
+        let connected = "/org/bluez/hci0/dev_11_22_33_44_55_66"
+        var tree = snapshot
+        tree[connected] = [BlueZInterface.device: ["Address": .string("11:22:33:44:55:66"), "Connected": .bool(true)]]
+        _ = mirror.applySnapshot(tree, now: t0)
+        #expect(mirror.objectCount == 3)
+
+        // A service of the connected device takes the unconnected device's place.
+        let service = connected + "/service0001"
+        let added = mirror.receive(
+            .interfacesAdded(path: service, interfaces: [BlueZInterface.gattService: ["UUID": .string("180d")]]),
+            now: t0 + .seconds(1))
+        #expect(
+            added == [
+                .removed(path: device, interface: BlueZInterface.device),
+                .added(path: service, interface: BlueZInterface.gattService),
+            ])
+        #expect(mirror.counters.devicesEvicted == 1)
+
+        // Nothing left to drop: the next object is refused, and what is held stays.
+        let characteristic = service + "/char0002"
+        let refused = mirror.receive(
+            .interfacesAdded(
+                path: characteristic, interfaces: [BlueZInterface.gattCharacteristic: ["UUID": .string("2a37")]]),
+            now: t0 + .seconds(2))
+        #expect(refused.isEmpty)
+        #expect(mirror.counters.objectsRefused == 1)
+        #expect(mirror.interfaces(at: characteristic) == nil)
+        #expect(mirror.objectCount == 3)
+        #expect(mirror.interfaces(at: connected) != nil && mirror.interfaces(at: service) != nil)
+
+        // A flood of new devices never takes the mirror past its bound.
+        for index in 0..<50 {
+            _ = mirror.receive(
+                .interfacesAdded(
+                    path: adapter + "/dev_C0_00_00_00_00_\(index < 10 ? "0" : "")\(index)",
+                    interfaces: [BlueZInterface.device: ["Address": .string("C0:00:00:00:00:\(index)")]]),
+                now: t0 + .seconds(3))
+            #expect(mirror.objectCount <= 3)
+        }
+        #expect(mirror.counters.objectsRefused == 51)
+    }
+
     @Test func hearingFromADeviceKeepsItFresh() {
         var mirror = ObjectTreeMirror(limits: .init(staleDeviceAge: .seconds(60)))
         _ = mirror.applySnapshot(snapshot, now: t0)

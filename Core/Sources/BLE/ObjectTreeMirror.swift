@@ -48,9 +48,13 @@
 /// together with the objects below them. A device dropped while BlueZ still
 /// holds it comes back with its next signal (a refresh). Pruning looks only
 /// at the oldest devices (a ``RecencyList``), so it costs nothing while
-/// nothing is due.
+/// nothing is due. Whatever BlueZ sends, the mirror holds at most
+/// ``Limits/maximumObjects`` objects: connected and paired devices and GATT
+/// attributes are never evicted, so past the bound a new object takes an
+/// evictable device's place or is refused (``Counters/objectsRefused``), and a
+/// device's Device1 values take at most ``DeviceProperties/byteBudget`` bytes.
 public struct ObjectTreeMirror: Sendable {
-    /// Bounds on the mirrored devices and the buffered deltas.
+    /// Bounds on the mirrored devices and objects and the buffered deltas.
     public struct Limits: Hashable, Sendable {
         /// Unconnected, unpaired devices without a signal for this long are
         /// dropped: a backstop, far longer than bluetoothd's TemporaryTimeout
@@ -61,15 +65,21 @@ public struct ObjectTreeMirror: Sendable {
         public var maximumDevices: Int
         /// At most this many deltas are buffered before the first snapshot.
         public var maximumBufferedDeltas: Int
+        /// At most this many objects of any kind are kept (adapters, devices, their GATT services,
+        /// characteristics and descriptors): a new one beyond it takes the place of the least recently
+        /// signalled unconnected, unpaired device, or is refused when there is none.
+        public var maximumObjects: Int
 
-        /// Limits; by default one hour, 16,384 devices and 16,384 buffered deltas.
+        /// Limits; by default one hour, 16,384 devices, 16,384 buffered deltas and 65,536 objects (the devices
+        /// and, beside them, a whole GATT handle space's worth of attributes of the connected ones).
         public init(
             staleDeviceAge: Duration = .seconds(3600), maximumDevices: Int = 16_384,
-            maximumBufferedDeltas: Int = 16_384
+            maximumBufferedDeltas: Int = 16_384, maximumObjects: Int = 65_536
         ) {
             self.staleDeviceAge = staleDeviceAge
             self.maximumDevices = maximumDevices
             self.maximumBufferedDeltas = maximumBufferedDeltas
+            self.maximumObjects = maximumObjects
         }
     }
 
@@ -86,6 +96,8 @@ public struct ObjectTreeMirror: Sendable {
         /// Device1 values refused because they would have taken their device's values past
         /// ``DeviceProperties/byteBudget`` (the property kept its value).
         public var oversizedValues = 0
+        /// New objects refused because the mirror held ``Limits/maximumObjects`` and no device could make room.
+        public var objectsRefused = 0
     }
 
     /// The Device1 properties the mirror keeps: those the BLE layer reads.
@@ -342,6 +354,15 @@ public struct ObjectTreeMirror: Sendable {
     private mutating func add(_ path: String, _ interfaces: InterfaceMap, now: BLEInstant) -> [ObjectTreeChange] {
         var changes: [ObjectTreeChange] = []
         if objects[path] == nil && !interfaces.isEmpty {
+            // At the bound, the least recently signalled prunable devices make room; without one, it is refused.
+            while objects.count >= max(1, limits.maximumObjects) {
+                guard let oldest = recency.removeOldest() else {
+                    counters.objectsRefused += 1
+                    return changes
+                }
+                counters.devicesEvicted += 1
+                changes += removeSubtree(of: oldest)
+            }
             objects[path] = [:]
             index.link(path, in: objects)
         }

@@ -40,6 +40,8 @@ extension CentralControl {
                     "bufferedDeltasDropped": .int(Int64(mirror.counters.bufferedDeltasDropped)),
                     "unknownObjectSignals": .int(Int64(mirror.counters.unknownObjectSignals)),
                     "oversizedValues": .int(Int64(mirror.counters.oversizedValues)),
+                    "maximumObjects": .int(Int64(mirror.limits.maximumObjects)),
+                    "objectsRefused": .int(Int64(mirror.counters.objectsRefused)),
                 ],
                 "refreshes": [
                     "requested": .int(Int64(manager.refreshes.requested)),
@@ -70,6 +72,7 @@ extension CentralControl {
             manager.scans.dropped + manager.notifications.dropped + manager.heldNotifications.dropped
             + manager.refreshes.dropped
             + manager.mirror.counters.bufferedDeltasDropped + manager.mirror.counters.oversizedValues
+            + manager.mirror.counters.objectsRefused
             + manager.streamDrops.values.reduce(0, +)
         return [
             "devices": .int(Int64(rows)), "mirroredDevices": .int(Int64(manager.mirror.devices)),
