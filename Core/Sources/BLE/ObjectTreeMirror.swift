@@ -108,6 +108,10 @@ public struct ObjectTreeMirror: Sendable {
     /// ``properties(at:interface:)``.
     public static let mirroredDeviceProperties = Set(DeviceProperties.names)
 
+    /// The most bytes one device's kept Device1 values take together, counted as sent (strings with their
+    /// terminator, byte arrays, UUIDs as text; numbers and Booleans not counted): see ``Counters/oversizedValues``.
+    public static var deviceByteBudget: Int { DeviceProperties.byteBudget }
+
     /// The limits.
     public let limits: Limits
     /// Every mirrored object: path, interface, properties. A device's Device1

@@ -5,7 +5,7 @@ public enum FuzzTargets {
         ControlStreamTarget.target, JSONTarget.target, RolesConfigTarget.target, DBusMessageTarget.target,
         AdvertisingTarget.target, BTHomeTarget.target, PaymentTerminalTarget.target, PaymentJournalTarget.target,
         RestorationStateTarget.target, AggregatorTextTarget.target, AggregatorConfigWriteTarget.target,
-        SensorGatewayTarget.target,
+        SensorGatewayTarget.target, BlueZTreeTarget.target,
     ]
 
     /// The target called `name`, if there is one.
