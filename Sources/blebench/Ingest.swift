@@ -1,9 +1,9 @@
 import JSON
 
 /// (a) Advertisement ingest: N advertisers offering R reports a second between them (each advertising every
-/// N / R seconds on average, advDelay included), duplicates on; the agent (Bench plugin, one scan with allowDuplicates) and Bleak's
-/// BleakScanner (DuplicateData) each scan alone in their own window on the same blesim, so neither takes CPU
-/// from the other.
+/// N / R seconds on average, advDelay included), duplicates on; the agent (Bench plugin, one scan with
+/// allowDuplicates) and Bleak's BleakScanner (DuplicateData) each scan alone in their own window on the same
+/// blesim, so neither takes CPU from the other.
 struct IngestRow {
     let devices: Int
     /// Each advertiser's interval (milliseconds), before the advDelay BLE adds to each event.

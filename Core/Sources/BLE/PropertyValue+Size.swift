@@ -1,8 +1,9 @@
 extension PropertyValue {
     /// Roughly the bytes the value takes as sent: a string's or path's UTF-8 and its terminator, a byte array's
-    /// bytes, 8 for a number or a Boolean, and an array's or dictionary's elements added up. What
-    /// ``DeviceProperties/byteBudget`` counts.
-    var payloadBytes: Int {
+    /// bytes, 8 for a number or a Boolean, and an array's or dictionary's elements added up. What the mirror's
+    /// per-device budget counts (``ObjectTreeMirror/deviceByteBudget``; a property that is a number or a Boolean
+    /// is not counted there).
+    public var payloadBytes: Int {
         switch self {
         case .bool, .int, .uint, .double: return 8
         case .string(let text), .objectPath(let text): return text.utf8.count + 1

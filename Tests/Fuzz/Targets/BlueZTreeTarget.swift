@@ -71,7 +71,7 @@ enum BlueZTreeTarget {
                 "\(mirror.objectCount) objects held, bound \(limits.maximumObjects)")
             for path in paths {
                 guard let device = mirror.properties(at: path, interface: BlueZInterface.device) else { continue }
-                let bytes = device.values.reduce(0) { $0 + size($1) }
+                let bytes = device.values.reduce(0) { $0 + $1.payloadBytes }
                 try require(
                     bytes <= ObjectTreeMirror.deviceByteBudget + 256,
                     "\(path) keeps \(bytes) bytes of Device1 values, budget \(ObjectTreeMirror.deviceByteBudget)")
@@ -122,17 +122,6 @@ enum BlueZTreeTarget {
     }
 
     private static func text(_ length: Int) -> String { String(repeating: "n", count: length) }
-
-    /// The value's bytes as the mirror's budget counts them, numbers and Booleans included (8 each).
-    private static func size(_ value: PropertyValue) -> Int {
-        switch value {
-        case .bool, .int, .uint, .double: return 8
-        case .string(let text), .objectPath(let text): return text.utf8.count + 1
-        case .bytes(let bytes): return bytes.count
-        case .array(let elements): return elements.reduce(0) { $0 + size($1) }
-        case .dictionary(let entries): return entries.reduce(0) { $0 + size($1.key) + size($1.value) }
-        }
-    }
 
     /// The input read a byte at a time; zeros once it is used up.
     struct Reader {
